@@ -1,0 +1,121 @@
+"""The space a turn lives in: the 252 distinct rolls, the 462 distinct holds, and how one leads to the other.
+
+Rolls and holds are sorted face tuples (multisets).  `TRANSITION[k, r]` is the
+probability that keeping hold k and rerolling the rest gives roll r.  Every
+expected-value bot is a few matrix products over these tables.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from functools import cache
+from itertools import combinations_with_replacement
+from math import factorial
+
+import numpy as np
+
+from ..rules import DICE, FACES, RuleSet, counts_of, options, UPPER_BONUS_THRESHOLD
+
+ROLLS: tuple[tuple[int, ...], ...] = tuple(combinations_with_replacement(FACES, DICE))
+ROLL_INDEX = {r: i for i, r in enumerate(ROLLS)}
+KEEPS: tuple[tuple[int, ...], ...] = tuple(
+    k for size in range(DICE + 1) for k in combinations_with_replacement(FACES, size))
+KEEP_INDEX = {k: i for i, k in enumerate(KEEPS)}
+
+
+def _multiset_probability(faces: tuple[int, ...]) -> float:
+    """Probability that len(faces) fresh dice show exactly this multiset."""
+    ways = factorial(len(faces))
+    for n in Counter(faces).values():
+        ways //= factorial(n)
+    return ways / 6 ** len(faces)
+
+
+def _sub_multisets(roll: tuple[int, ...]) -> set[tuple[int, ...]]:
+    subs = {()}
+    for die in roll:
+        subs |= {tuple(sorted(s + (die,))) for s in subs}
+    return subs
+
+
+def _build_tables():
+    transition = np.zeros((len(KEEPS), len(ROLLS)))
+    for k, keep in enumerate(KEEPS):
+        for fresh in combinations_with_replacement(FACES, DICE - len(keep)):
+            transition[k, ROLL_INDEX[tuple(sorted(keep + fresh))]] += _multiset_probability(fresh)
+    subkeeps = np.zeros((len(ROLLS), 32), dtype=np.intp)
+    for r, roll in enumerate(ROLLS):
+        subs = sorted(KEEP_INDEX[s] for s in _sub_multisets(roll))
+        subkeeps[r, :] = subs + [subs[-1]] * (32 - len(subs))  # pad by repeating: harmless under max
+    return transition, subkeeps
+
+
+TRANSITION, SUBKEEPS = _build_tables()
+FIRST_ROLL = TRANSITION[KEEP_INDEX[()]]
+
+
+@cache
+def score_table(rules: RuleSet) -> np.ndarray:
+    """Plain scores, shape (252 rolls, categories in table order)."""
+    table = np.zeros((len(ROLLS), len(rules.categories)))
+    for r, roll in enumerate(ROLLS):
+        counts = counts_of(roll)
+        for c, category in enumerate(rules.categories):
+            table[r, c] = category.rule.score(counts)
+    return table
+
+
+FIVE_ALIKE_ROLLS = tuple(ROLL_INDEX[(f,) * DICE] for f in FACES)
+
+
+def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.ndarray, list[str]]:
+    """Immediate gain (points, upper bonus reached, Yahtzee bonus) of each legal box for every roll.
+
+    Shape (252, open boxes); an illegal box for a roll is -inf (the forced joker
+    and the upper-first house rule make some boxes illegal for some rolls).
+    """
+    open_cols = [c for c, cat in enumerate(rules.categories) if boxes.get(cat.id) is None]
+    if upper_first and any(rules.categories[c].upper for c in open_cols):
+        open_cols = [c for c in open_cols if rules.categories[c].upper]
+    ids = [rules.categories[c].id for c in open_cols]
+    gains = score_table(rules)[:, open_cols].copy()
+    upper_sum = sum(boxes.get(c.id) or 0 for c in rules.categories if c.upper)
+    if upper_sum < UPPER_BONUS_THRESHOLD:
+        for j, c in enumerate(open_cols):
+            if rules.categories[c].upper:
+                gains[:, j] += np.where(upper_sum + gains[:, j] >= UPPER_BONUS_THRESHOLD, rules.upper_bonus, 0)
+    if rules.forced_joker and boxes.get(rules.five_alike) is not None:
+        for r in FIVE_ALIKE_ROLLS:
+            legal = options(rules, boxes, ROLLS[r], upper_first)
+            for j, cid in enumerate(ids):
+                opt = legal.get(cid)
+                if opt is None:
+                    gains[r, j] = -np.inf
+                else:
+                    reaches = rules.category(cid).upper and upper_sum < UPPER_BONUS_THRESHOLD <= upper_sum + opt.points
+                    gains[r, j] = opt.points + opt.yahtzee_bonus + (rules.upper_bonus if reaches else 0)
+    return gains, ids
+
+
+def canonical_hold(dice, keep: tuple[int, ...]) -> tuple[int, ...]:
+    """The lowest positions of `dice` that show the kept multiset."""
+    wanted = Counter(keep)
+    positions = []
+    for pos, die in enumerate(dice):
+        if wanted[die]:
+            wanted[die] -= 1
+            positions.append(pos)
+    return tuple(positions)
+
+
+def hold_candidates(dice) -> list[tuple[tuple[int, ...], int]]:
+    """(canonical positions, keep index) for every distinct hold that rerolls at least one die,
+    ordered by the hold's position mask (bit i = position i held): the tie-break order of SPEC.md."""
+    roll = tuple(sorted(dice))
+    out = []
+    for keep in _sub_multisets(roll):
+        if len(keep) < DICE:
+            positions = canonical_hold(dice, keep)
+            out.append((positions, KEEP_INDEX[keep]))
+    out.sort(key=lambda item: sum(1 << p for p in item[0]))
+    return out

@@ -1,0 +1,373 @@
+"""The game as a state machine: commands in, events out (SPEC.md §4).
+
+A command is checked completely before anything changes; only then are its
+events built and applied through `_apply`, the one place that mutates state.
+`Game.restore` replays stored events through the same `_apply`, so a game
+loaded from a database is the game that was played.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from . import derive
+from .errors import FairdiceError, NotNow
+from .rules import DICE, Option, RuleSet, Totals, options, ruleset, totals
+
+MAX_SEATS = 6
+NAME_MAX = 40
+
+AWAITING_CLIENT_SEED = "awaiting_client_seed"
+PLAYING = "playing"
+FINISHED = "finished"
+ABANDONED = "abandoned"
+
+
+@dataclass(frozen=True)
+class Seat:
+    type: str  # "human" or "bot"
+    name: str
+    bot: str | None = None
+
+    @property
+    def is_bot(self) -> bool:
+        return self.type == "bot"
+
+
+def check_seats(seats) -> tuple[Seat, ...]:
+    """1..6 seats, each {"type": "human", "name": ...} or {"type": "bot", "bot": id}."""
+    from .bots import BOTS  # the registry imports the core, not the other way round at import time
+
+    if not isinstance(seats, (list, tuple)) or not 1 <= len(seats) <= MAX_SEATS:
+        raise FairdiceError("invalid_seats", f"seats must be a list of 1 to {MAX_SEATS} seats")
+    out = []
+    for i, seat in enumerate(seats):
+        if isinstance(seat, Seat):
+            seat = {"type": seat.type, "name": seat.name, "bot": seat.bot}
+        if not isinstance(seat, dict):
+            raise FairdiceError("invalid_seats", f"seat {i} must be an object")
+        kind = seat.get("type")
+        if kind == "human":
+            name = seat.get("name", f"player {i + 1}")
+            if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX or not name.isprintable():
+                raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
+            out.append(Seat("human", name.strip()))
+        elif kind == "bot":
+            bot = seat.get("bot")
+            if bot not in BOTS:
+                raise FairdiceError("unknown_bot", f"seat {i}: unknown bot {bot!r}; valid: {', '.join(BOTS)}",
+                                    allowed=list(BOTS))
+            name = seat.get("name") or f"{bot} bot"
+            if not isinstance(name, str) or len(name) > NAME_MAX or not name.isprintable():
+                raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
+            out.append(Seat("bot", name, bot))
+        else:
+            raise FairdiceError("invalid_seats", f"seat {i}: type must be 'human' or 'bot', got {kind!r}")
+    return tuple(out)
+
+
+def check_first(first, n_seats: int):
+    if first == "random":
+        return first
+    if isinstance(first, bool) or not isinstance(first, int) or not 0 <= first < n_seats:
+        raise FairdiceError("invalid_first", f"first must be a seat index 0..{n_seats - 1} or 'random', got {first!r}")
+    return first
+
+
+def check_hold(hold) -> tuple[int, ...]:
+    """Positions 0..4 to keep, as a sorted tuple without repeats."""
+    if not isinstance(hold, (list, tuple)):
+        raise FairdiceError("invalid_hold", "hold must be a list of dice positions 0..4")
+    for pos in hold:
+        if isinstance(pos, bool) or not isinstance(pos, int) or not 0 <= pos < DICE:
+            raise FairdiceError("invalid_hold", f"hold position {pos!r} does not exist; positions are 0..4",
+                                allowed=list(range(DICE)))
+    if len(set(hold)) != len(hold):
+        raise FairdiceError("invalid_hold", f"hold {list(hold)!r} names a position twice")
+    return tuple(sorted(hold))
+
+
+@dataclass
+class Card:
+    boxes: dict[str, int | None]
+    yahtzee_bonus: int = 0
+    turns: int = 0  # turns completed (boxes filled)
+
+    def filled(self) -> int:
+        return sum(v is not None for v in self.boxes.values())
+
+
+@dataclass(frozen=True)
+class Setup:
+    """Everything fixed at creation: what the commitment is signed together with."""
+    game_id: str
+    rules: RuleSet
+    seats: tuple[Seat, ...]
+    first: int | str = 0
+    upper_first: bool = False
+
+    @classmethod
+    def build(cls, game_id: str, rules, seats, first=0, upper_first: bool = False) -> "Setup":
+        if not isinstance(game_id, str) or not 1 <= len(game_id) <= 64 or not game_id.isascii() \
+                or not game_id.isprintable():
+            raise FairdiceError("invalid_game_id", "game id must be 1..64 printable ASCII characters")
+        seats = check_seats(seats)
+        if not isinstance(upper_first, bool):
+            raise FairdiceError("invalid_options", "upper_first must be true or false")
+        return cls(game_id, ruleset(rules), seats, check_first(first, len(seats)), upper_first)
+
+    @property
+    def human_seats(self) -> list[int]:
+        return [i for i, s in enumerate(self.seats) if not s.is_bot]
+
+
+@dataclass
+class _State:
+    status: str = AWAITING_CLIENT_SEED
+    client_seeds: dict = field(default_factory=dict)  # seat (None: operator, for bot-only games) -> seed
+    first: int | None = None
+    current: int | None = None
+    turn: int = 0  # the current seat's turn number, 1-based
+    roll: int = 0  # rolls made this turn
+    dice: tuple[int, ...] = ()
+    cards: list[Card] = field(default_factory=list)
+    abandoned_by: int | None = None
+
+
+class Game:
+    def __init__(self, setup: Setup, server_seed: bytes):
+        if not isinstance(server_seed, bytes) or len(server_seed) != derive.SEED_BYTES:
+            raise ValueError("server seed must be 32 bytes")
+        self.setup = setup
+        self._server_seed = server_seed
+        self.events: list[dict] = []
+        self._s = _State(cards=[Card({c: None for c in setup.rules.category_ids}) for _ in setup.seats])
+
+    @classmethod
+    def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict]) -> "Game":
+        game = cls(setup, server_seed)
+        for event in events:
+            game._apply(dict(event))
+        return game
+
+    # --- reading the state -----------------------------------------------------
+
+    @property
+    def rules(self) -> RuleSet:
+        return self.setup.rules
+
+    @property
+    def commitment(self) -> str:
+        return derive.commitment(self._server_seed)
+
+    @property
+    def status(self) -> str:
+        return self._s.status
+
+    @property
+    def over(self) -> bool:
+        return self._s.status in (FINISHED, ABANDONED)
+
+    @property
+    def current_seat(self) -> int | None:
+        return self._s.current if self._s.status == PLAYING else None
+
+    @property
+    def turn(self) -> int:
+        return self._s.turn
+
+    @property
+    def rolls_made(self) -> int:
+        return self._s.roll
+
+    @property
+    def rolls_left(self) -> int:
+        return 3 - self._s.roll if self._s.status == PLAYING else 0
+
+    @property
+    def dice(self) -> tuple[int, ...]:
+        return self._s.dice
+
+    @property
+    def first(self) -> int | None:
+        return self._s.first
+
+    @property
+    def abandoned_by(self) -> int | None:
+        return self._s.abandoned_by
+
+    def card(self, seat: int) -> Card:
+        return self._s.cards[seat]
+
+    @property
+    def client_seeds(self) -> list[str]:
+        """The client seeds in the order they enter the derivation: human seats in seat order."""
+        seeds = self._s.client_seeds
+        if None in seeds:
+            return [seeds[None]]
+        return [seeds[i] for i in self.setup.human_seats if i in seeds]
+
+    def missing_client_seeds(self) -> list[int | None]:
+        if self._s.status != AWAITING_CLIENT_SEED:
+            return []
+        humans = self.setup.human_seats
+        if not humans:
+            return [None]
+        return [i for i in humans if i not in self._s.client_seeds]
+
+    def totals(self, seat: int) -> Totals:
+        card = self._s.cards[seat]
+        return totals(self.rules, card.boxes, card.yahtzee_bonus)
+
+    def scoring_options(self) -> dict[str, Option]:
+        """What each legal box would score with the current dice (empty before the first roll)."""
+        if self._s.status != PLAYING or not self._s.roll:
+            return {}
+        return options(self.rules, self._s.cards[self._s.current].boxes, self._s.dice, self.setup.upper_first)
+
+    def winners(self) -> list[int]:
+        """Seats with the highest total once finished: one seat is a win, several a draw."""
+        if self._s.status != FINISHED:
+            return []
+        scores = [self.totals(i).total for i in range(len(self.setup.seats))]
+        best = max(scores)
+        return [i for i, s in enumerate(scores) if s == best]
+
+    def revealed_seed(self) -> bytes:
+        """The server seed, only once the game is over."""
+        if not self.over:
+            raise NotNow("not_revealed", "the server seed is revealed only when the game is over")
+        return self._server_seed
+
+    def tiebreak(self, choices: int) -> int:
+        """A derived index among `choices` equally good decisions for the current seat, turn and roll."""
+        if choices == 1:
+            return 0
+        s = self._s
+        return derive.tiebreak(self._server_seed, self.setup.game_id, self.client_seeds,
+                               s.current, s.turn, s.roll, choices)
+
+    # --- commands --------------------------------------------------------------
+
+    def supply_client_seed(self, seat: int | None, client_seed) -> list[dict]:
+        """A human seat's client seed (seat None: the operator's, for a game with no human seat)."""
+        if self._s.status != AWAITING_CLIENT_SEED:
+            raise NotNow("client_seed_closed", "client seeds are accepted only before the first roll")
+        missing = self.missing_client_seeds()
+        if seat not in missing:
+            if seat in self._s.client_seeds:
+                raise NotNow("client_seed_already_set", f"seat {seat} has already sent its client seed")
+            raise FairdiceError("invalid_seat", f"seat {seat!r} does not send a client seed; waiting for {missing}",
+                                allowed=missing)
+        derive.check_client_seed(client_seed)
+        events = [{"type": "client_seed", "seat": seat, "client_seed": client_seed}]
+        if len(missing) == 1:
+            events.append(self._start_event({**self._s.client_seeds, seat: client_seed}))
+        return self._emit(events)
+
+    def roll(self, seat: int, hold: Sequence[int] = ()) -> list[dict]:
+        self._require_turn(seat)
+        hold = check_hold(hold)
+        s = self._s
+        if s.roll >= 3:
+            raise FairdiceError("no_rolls_left", "three rolls made this turn; score a category",
+                                allowed=sorted(self.scoring_options()))
+        if s.roll == 0 and hold:
+            raise FairdiceError("invalid_hold", "the first roll of a turn throws all five dice; hold nothing")
+        dice = derive.roll_dice(self._server_seed, self.setup.game_id, self.client_seeds,
+                                seat, s.turn, s.roll + 1, s.dice, hold)
+        return self._emit([{"type": "roll", "seat": seat, "turn": s.turn, "roll": s.roll + 1,
+                            "hold": list(hold), "dice": dice}])
+
+    def score(self, seat: int, category) -> list[dict]:
+        self._require_turn(seat)
+        s = self._s
+        if not s.roll:
+            raise NotNow("roll_first", "roll the dice before scoring")
+        if not isinstance(category, str):
+            raise FairdiceError("unknown_category", "category must be a string", allowed=list(self.rules.category_ids))
+        self.rules.category(category)  # unknown id: error listing the valid ones
+        legal = self.scoring_options()
+        if category not in legal:
+            card = s.cards[seat].boxes
+            why = "is already filled" if card[category] is not None else "is not allowed for these dice"
+            raise FairdiceError("illegal_category", f"{category} {why}; allowed: {', '.join(legal)}",
+                                allowed=list(legal))
+        option = legal[category]
+        before = self.totals(seat)
+        boxes = {**s.cards[seat].boxes, category: option.points}
+        after = totals(self.rules, boxes, s.cards[seat].yahtzee_bonus + option.yahtzee_bonus)
+        return self._emit([{"type": "score", "seat": seat, "turn": s.turn, "category": category,
+                            "points": option.points, "joker": option.joker,
+                            "yahtzee_bonus": option.yahtzee_bonus,
+                            "upper_bonus": after.upper_bonus - before.upper_bonus,
+                            "total": after.total}])
+
+    def abandon(self, seat: int | None = None) -> list[dict]:
+        if self.over:
+            raise NotNow("game_over", f"the game is already {self._s.status}")
+        return self._emit([{"type": "abandon", "seat": seat}])
+
+    # --- internals ---------------------------------------------------------------
+
+    def _require_turn(self, seat) -> None:
+        s = self._s
+        if s.status != PLAYING:
+            raise NotNow("not_playing", f"the game is {s.status}; no move is possible now")
+        if seat != s.current:
+            raise NotNow("not_your_turn", f"it is seat {s.current}'s turn, not seat {seat}'s", current_seat=s.current)
+
+    def _start_event(self, seeds: dict) -> dict:
+        """Who plays first: fixed, or a derived roll-off (highest sum; tied seats roll again)."""
+        first = self.setup.first
+        if first != "random":
+            return {"type": "start", "first": first, "rolloff": []}
+        client_seeds = [seeds[None]] if None in seeds else [seeds[i] for i in self.setup.human_seats]
+        contenders = list(range(len(self.setup.seats)))
+        rounds = []
+        while len(contenders) > 1:
+            rnd = len(rounds) + 1
+            throws = {seat: derive.rolloff_dice(self._server_seed, self.setup.game_id, client_seeds, rnd, seat)
+                      for seat in contenders}
+            rounds.append([{"seat": seat, "dice": dice} for seat, dice in throws.items()])
+            best = max(sum(d) for d in throws.values())
+            contenders = [seat for seat, dice in throws.items() if sum(dice) == best]
+        return {"type": "start", "first": contenders[0], "rolloff": rounds}
+
+    def _emit(self, events: list[dict]) -> list[dict]:
+        for event in events:
+            self._apply(event)
+        return events
+
+    def _apply(self, event: dict) -> None:
+        s = self._s
+        kind = event["type"]
+        if kind == "client_seed":
+            s.client_seeds[event["seat"]] = event["client_seed"]
+        elif kind == "start":
+            s.status, s.first, s.current, s.turn = PLAYING, event["first"], event["first"], 1
+        elif kind == "roll":
+            s.roll, s.dice = event["roll"], tuple(event["dice"])
+        elif kind == "score":
+            card = s.cards[event["seat"]]
+            card.boxes[event["category"]] = event["points"]
+            card.yahtzee_bonus += event["yahtzee_bonus"]
+            card.turns += 1
+            self._advance()
+        elif kind == "abandon":
+            s.status, s.abandoned_by = ABANDONED, event["seat"]
+        else:
+            raise ValueError(f"unknown event type {kind!r}")
+        self.events.append(event)
+
+    def _advance(self) -> None:
+        s = self._s
+        n = len(self.setup.seats)
+        nxt = (s.current + 1) % n
+        s.roll, s.dice = 0, ()
+        if all(card.filled() == len(card.boxes) for card in s.cards):
+            s.status, s.current = FINISHED, None
+            return
+        s.current = nxt
+        s.turn = s.cards[nxt].turns + 1
