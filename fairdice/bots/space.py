@@ -8,7 +8,7 @@ expected-value bot is a few matrix products over these tables.
 from __future__ import annotations
 
 from collections import Counter
-from functools import cache
+from functools import cache, lru_cache
 from itertools import combinations_with_replacement
 from math import factorial
 
@@ -68,12 +68,19 @@ def score_table(rules: RuleSet) -> np.ndarray:
 FIVE_ALIKE_ROLLS = tuple(ROLL_INDEX[(f,) * DICE] for f in FACES)
 
 
-def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.ndarray, list[str]]:
+def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.ndarray, tuple[str, ...]]:
     """Immediate gain (points, upper bonus reached, Yahtzee bonus) of each legal box for every roll.
 
     Shape (252, open boxes); an illegal box for a roll is -inf (the forced joker
     and the upper-first house rule make some boxes illegal for some rolls).
+    Cached per card, since a turn asks up to three times; the array is read-only.
     """
+    return _gain_matrix(rules, tuple(boxes.get(c) for c in rules.category_ids), upper_first)
+
+
+@lru_cache(maxsize=1024)
+def _gain_matrix(rules: RuleSet, box_values: tuple, upper_first: bool):
+    boxes = dict(zip(rules.category_ids, box_values))
     open_cols = [c for c, cat in enumerate(rules.categories) if boxes.get(cat.id) is None]
     if upper_first and any(rules.categories[c].upper for c in open_cols):
         open_cols = [c for c in open_cols if rules.categories[c].upper]
@@ -94,7 +101,8 @@ def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.nd
                 else:
                     reaches = rules.category(cid).upper and upper_sum < UPPER_BONUS_THRESHOLD <= upper_sum + opt.points
                     gains[r, j] = opt.points + opt.yahtzee_bonus + (rules.upper_bonus if reaches else 0)
-    return gains, ids
+    gains.flags.writeable = False
+    return gains, tuple(ids)
 
 
 def canonical_hold(dice, keep: tuple[int, ...]) -> tuple[int, ...]:
@@ -108,7 +116,8 @@ def canonical_hold(dice, keep: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(positions)
 
 
-def hold_candidates(dice) -> list[tuple[tuple[int, ...], int]]:
+@lru_cache(maxsize=8192)
+def hold_candidates(dice: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int], ...]:
     """(canonical positions, keep index) for every distinct hold that rerolls at least one die,
     ordered by the hold's position mask (bit i = position i held): the tie-break order of SPEC.md."""
     roll = tuple(sorted(dice))
@@ -118,4 +127,4 @@ def hold_candidates(dice) -> list[tuple[tuple[int, ...], int]]:
             positions = canonical_hold(dice, keep)
             out.append((positions, KEEP_INDEX[keep]))
     out.sort(key=lambda item: sum(1 << p for p in item[0]))
-    return out
+    return tuple(out)
