@@ -1,0 +1,118 @@
+"""`fairdice serve`: the API under gunicorn, on embedded defaults.
+
+On first run it creates the data directory (default `./var`, or
+`$FAIRDICE_DATA_DIR`) with the SQLite database and a `keys/` directory
+holding the Ed25519 signing key and the seed encryption key (files mode
+0600).  The master process prepares both before any worker starts, so the
+workers never race to create them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .config import settings
+
+
+def _port(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a port number: {text!r}") from None
+    if not 0 <= value <= 65535:
+        raise argparse.ArgumentTypeError("a port is 0..65535 (0: any free port)")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.description = ("Serve the fairdice HTTP API (OpenAPI document at /openapi.json). "
+                          "Every option can also be set by a FAIRDICE_* environment variable.")
+    parser.add_argument("--host", help="address to listen on (FAIRDICE_HOST; default 127.0.0.1)")
+    parser.add_argument("--port", type=_port, help="port (FAIRDICE_PORT; default 8000; 0 picks a free port)")
+    parser.add_argument("--data-dir", help="where the database and keys live by default "
+                                           "(FAIRDICE_DATA_DIR; default ./var)")
+    parser.add_argument("--db", help="SQLite database file (FAIRDICE_DB; default <data dir>/fairdice.sqlite3)")
+    parser.add_argument("--key-dir", help="signing and encryption keys (FAIRDICE_KEY_DIR; default <data dir>/keys)")
+    parser.add_argument("--workers", type=_count, help="worker processes (FAIRDICE_WORKERS; default 2)")
+    parser.add_argument("--threads", type=_count, help="threads per worker (FAIRDICE_THREADS; default 4)")
+    parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
+
+
+def gunicorn_app(conf, access_log: bool = False, on_ready=None):
+    """A gunicorn application (BaseApplication) serving `create_app` with these settings."""
+    from gunicorn.app.base import BaseApplication
+
+    host = f"[{conf.host}]" if ":" in conf.host and not conf.host.startswith("[") else conf.host
+
+    def when_ready(server):
+        urls = [str(listener) for listener in server.LISTENERS]
+        if on_ready:
+            on_ready(urls)
+
+    options = {
+        "bind": [f"{host}:{conf.port}"],
+        "workers": conf.workers,
+        "worker_class": "gthread",
+        "threads": conf.threads,
+        "accesslog": "-" if access_log else None,
+        "errorlog": "-",
+        "loglevel": "warning",
+        "proc_name": "fairdice",
+        "timeout": 60,
+        "graceful_timeout": 10,
+        "keepalive": 5,
+        "when_ready": when_ready,
+    }
+
+    class FairdiceServer(BaseApplication):
+        def load_config(self):
+            for key, value in options.items():
+                self.cfg.set(key, value)
+
+        def load(self):
+            from .app import create_app
+
+            return create_app(conf.as_config())
+
+    return FairdiceServer()
+
+
+def run(args) -> int:
+    from .keys import KeyRing
+    from .store import SQLiteStore
+
+    try:
+        conf = settings({"host": args.host, "port": args.port, "data_dir": args.data_dir, "db": args.db,
+                         "key_dir": args.key_dir, "workers": args.workers, "threads": args.threads})
+    except ValueError as exc:
+        print(f"fairdice serve: {exc}", file=sys.stderr)
+        return 2
+    try:
+        keys = KeyRing(conf.key_dir)
+        SQLiteStore(conf.db, synchronous=conf.synchronous).close()
+    except (OSError, ValueError, RuntimeError) as exc:
+        print(f"fairdice serve: cannot prepare storage: {exc}", file=sys.stderr)
+        return 2
+
+    def ready(urls):
+        for url in urls:
+            print(f"fairdice: serving at {url}  (API /v1, OpenAPI /openapi.json)", flush=True)
+        print(f"fairdice: database {conf.db}, keys {conf.key_dir} (key id {keys.key_id}), "
+              f"{conf.workers} workers x {conf.threads} threads", flush=True)
+
+    try:
+        gunicorn_app(conf, args.access_log, ready).run()
+    except SystemExit as exc:
+        return exc.code if isinstance(exc.code, int) else 0
+    return 0
