@@ -38,12 +38,8 @@ def check_client_seed(client_seed) -> str:
     if len(client_seed) > CLIENT_SEED_MAX:
         raise FairdiceError("invalid_client_seed",
                             f"client seed is {len(client_seed)} characters; at most {CLIENT_SEED_MAX}")
-    if not client_seed.isprintable():
+    if not client_seed.isprintable():  # also refuses lone surrogates, which have no UTF-8 form
         raise FairdiceError("invalid_client_seed", "client seed must be printable text (no control characters)")
-    try:
-        client_seed.encode("utf-8")
-    except UnicodeEncodeError:
-        raise FairdiceError("invalid_client_seed", "client seed must be valid Unicode text") from None
     return client_seed
 
 
