@@ -1,0 +1,205 @@
+"""--audit: statistics over many verified logs.
+
+Thresholds are declared here, before any data is seen: the uniformity of the faces is one
+family of FAMILY tests (overall, each of the 6 possible seats, each roll number 1..3, each die
+position 0..4), each a chi-square test with 5 degrees of freedom, rejected at the family-wise
+level ALPHA with the Bonferroni correction (p < ALPHA / len(FAMILY)). A test whose expected
+count per face is below MIN_EXPECTED is not run (reported "too few dice") but stays in the
+family. Only freshly rolled dice count: a held die is not a new draw. Roll-off dice are not
+counted. Only logs that verify enter the statistics."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+
+ALPHA = 0.001
+FAMILY = ([("overall", None)] + [("seat", s) for s in range(6)] + [("roll", r) for r in (1, 2, 3)]
+          + [("position", p) for p in range(5)])
+ALPHA_PER_TEST = ALPHA / len(FAMILY)
+MIN_EXPECTED = 5
+QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+
+
+def chi2_sf_df5(x: float) -> float:
+    """P(X >= x) for a chi-square variable with 5 degrees of freedom (closed form for odd df)."""
+    if x <= 0:
+        return 1.0
+    return math.erfc(math.sqrt(x / 2)) + math.sqrt(2 / math.pi) * math.exp(-x / 2) * (
+        math.sqrt(x) + x ** 1.5 / 3)
+
+
+def chi_square(counts: list[int]) -> float:
+    n = sum(counts)
+    e = n / 6
+    return sum((c - e) ** 2 / e for c in counts)
+
+
+def marginals(fresh: list[int]) -> dict:
+    """Face counts by seat, roll number and position from the [seat][roll][position][face] array."""
+    out = {"seat": [[0] * 6 for _ in range(6)], "roll": [[0] * 6 for _ in range(3)],
+           "position": [[0] * 6 for _ in range(5)]}
+    for i, c in enumerate(fresh):
+        if c:
+            face = i % 6
+            pos = i // 6 % 5
+            roll = i // 30 % 3
+            seat = i // 90
+            out["seat"][seat][face] += c
+            out["roll"][roll][face] += c
+            out["position"][pos][face] += c
+    return out
+
+
+def quantile(sorted_values: list[int], q: float) -> float:
+    """Linear interpolation between closest ranks (the 'inclusive' method)."""
+    h = (len(sorted_values) - 1) * q
+    lo = math.floor(h)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (h - lo) * (sorted_values[hi] - sorted_values[lo])
+
+
+def histogram(sorted_values: list[int]) -> dict:
+    width = 5 if sorted_values[-1] - sorted_values[0] <= 150 else 10
+    start = sorted_values[0] // width * width
+    counts = [0] * ((sorted_values[-1] - start) // width + 1)
+    for v in sorted_values:
+        counts[(v - start) // width] += 1
+    return {"start": start, "width": width, "counts": counts}
+
+
+class Audit:
+    def __init__(self):
+        self.logs = self.verified = self.failed = self.not_logs = 0
+        self.status = defaultdict(int)
+        self.rolls = self.dice = 0
+        self.faces = {"seat": [[0] * 6 for _ in range(6)], "roll": [[0] * 6 for _ in range(3)],
+                      "position": [[0] * 6 for _ in range(5)]}
+        self.scores = defaultdict(list)  # (rules, player) -> totals
+        self.seen = {"commitment": defaultdict(list), "server_seed": defaultdict(list),
+                     "seed_pair": defaultdict(list)}
+
+    def add(self, r) -> None:
+        """Add one Result (verified with audit=True, its fresh dice already reduced by marginals)."""
+        self.logs += 1
+        if r.error is not None:
+            self.not_logs += 1
+            return
+        a = r.audit
+        if a is not None:  # the log is well formed: its seeds count for reuse even if it fails
+            game = {"game_id": r.game_id, "file": r.file}
+            self.seen["commitment"][a["commitment"]].append(game)
+            if a["server_seed"]:
+                self.seen["server_seed"][a["server_seed"]].append(game)
+                self.seen["seed_pair"][(a["server_seed"], tuple(a["client_seeds"]))].append(game)
+        if not r.ok:
+            self.failed += 1
+            return
+        self.verified += 1
+        self.status[r.status] += 1
+        self.rolls += a["rolls"]
+        for kind, rows in a["faces"].items():
+            for mine, theirs in zip(self.faces[kind], rows):
+                for f in range(6):
+                    mine[f] += theirs[f]
+        for player, total in zip(a["players"], a.get("totals") or []):
+            self.scores[(r.rules, player)].append(total)
+
+    def uniformity(self) -> list[dict]:
+        overall = [sum(row[f] for row in self.faces["seat"]) for f in range(6)]
+        self.dice = sum(overall)
+        tests = []
+        for kind, index in FAMILY:
+            counts = overall if kind == "overall" else self.faces[kind][index - (kind == "roll")]
+            n = sum(counts)
+            test = {"group": kind if index is None else f"{kind} {index}", "counts": counts, "dice": n}
+            if n / 6 < MIN_EXPECTED:
+                test.update(chi2=None, p=None, verdict="too few dice")
+            else:
+                x = chi_square(counts)
+                p = chi2_sf_df5(x)
+                test.update(chi2=round(x, 4), p=p, verdict="uniform" if p >= ALPHA_PER_TEST else "NOT UNIFORM")
+            tests.append(test)
+        return tests
+
+    def reuse(self) -> tuple[dict, list]:
+        """Seeds or commitments shared by different games, and games present in several files."""
+        found = {}
+        duplicates = {}
+        for what, seen in self.seen.items():
+            found[what] = []
+            for value, games in seen.items():
+                ids = sorted({g["game_id"] for g in games})
+                if len(ids) > 1:
+                    shown = value if isinstance(value, str) else {"server_seed": value[0], "client_seeds": list(value[1])}
+                    found[what].append({"value": shown, "games": games})
+                elif len(games) > 1 and what == "commitment":
+                    duplicates[ids[0]] = [g["file"] for g in games]
+        return found, [{"game_id": k, "files": v} for k, v in sorted(duplicates.items())]
+
+    def score_table(self) -> list[dict]:
+        rows = []
+        for (rules, player), totals in sorted(self.scores.items()):
+            v = sorted(totals)
+            n = len(v)
+            mean = sum(v) / n
+            sd = math.sqrt(sum((x - mean) ** 2 for x in v) / (n - 1)) if n > 1 else 0.0
+            rows.append({"rules": rules, "player": player, "n": n, "mean": round(mean, 3), "sd": round(sd, 3),
+                         "min": v[0], "max": v[-1],
+                         "quantiles": {f"p{round(q * 100)}": quantile(v, q) for q in QUANTILES},
+                         "histogram": histogram(v)})
+        return rows
+
+    def report(self) -> dict:
+        tests = self.uniformity()
+        reuse, duplicates = self.reuse()
+        return {
+            "thresholds": {"family_alpha": ALPHA, "tests": len(FAMILY), "alpha_per_test": ALPHA_PER_TEST,
+                           "correction": "Bonferroni", "min_expected_per_face": MIN_EXPECTED},
+            "logs": self.logs, "verified": self.verified, "failed": self.failed, "not_logs": self.not_logs,
+            "games": dict(self.status), "rolls": self.rolls, "fresh_dice": self.dice,
+            "uniformity": tests, "reuse": reuse, "duplicate_files": duplicates,
+            "scores": self.score_table(),
+            "findings": self.findings(tests, reuse),
+        }
+
+    @staticmethod
+    def findings(tests, reuse) -> list[str]:
+        out = [f"faces not uniform: {t['group']} (p = {t['p']:.3g})" for t in tests if t["verdict"] == "NOT UNIFORM"]
+        out += [f"the same {what.replace('_', ' ')} in {len({g['game_id'] for g in r['games']})} games: "
+                + ", ".join(sorted({g["game_id"] for g in r["games"]})) for what, rows in reuse.items() for r in rows]
+        return out
+
+
+def text_report(rep: dict) -> str:
+    t = rep["thresholds"]
+    lines = [
+        f"audit: {rep['logs']} logs, {rep['verified']} verified ("
+        + ", ".join(f"{n} {s}" for s, n in sorted(rep["games"].items())) + f"), {rep['failed']} failed, "
+        f"{rep['not_logs']} not logs",
+        f"rolls: {rep['rolls']}, freshly rolled dice: {rep['fresh_dice']}",
+        f"uniformity of faces: chi-square, 5 df, family alpha {t['family_alpha']} over {t['tests']} tests "
+        f"(Bonferroni: reject when p < {t['alpha_per_test']:.3g})",
+        f"  {'group':<12}{'dice':>9}  {'1':>7}{'2':>7}{'3':>7}{'4':>7}{'5':>7}{'6':>7}  {'chi2':>8}  {'p':>9}  verdict",
+    ]
+    for u in rep["uniformity"]:
+        chi = "-" if u["chi2"] is None else f"{u['chi2']:.2f}"
+        p = "-" if u["p"] is None else f"{u['p']:.4f}"
+        lines.append(f"  {u['group']:<12}{u['dice']:>9}  " + "".join(f"{c:>7}" for c in u["counts"])
+                     + f"  {chi:>8}  {p:>9}  {u['verdict']}")
+    lines.append("seed reuse: " + ("none (every commitment, server seed and seed pair belongs to one game)"
+                                   if not any(rep["reuse"].values()) else "FOUND"))
+    for what, rows in rep["reuse"].items():
+        for r in rows:
+            lines.append(f"  same {what}: " + ", ".join(f"{g['game_id']} ({g['file']})" for g in r["games"]))
+    for d in rep["duplicate_files"]:
+        lines.append(f"  note: game {d['game_id']} appears in {len(d['files'])} files: " + ", ".join(d["files"]))
+    lines.append("scores of finished games:")
+    lines.append(f"  {'rules':<10}{'player':<8}{'n':>7}{'mean':>9}{'sd':>8}{'min':>6}{'p5':>7}{'p25':>7}"
+                 f"{'p50':>7}{'p75':>7}{'p95':>7}{'max':>6}")
+    for s in rep["scores"]:
+        q = s["quantiles"]
+        lines.append(f"  {s['rules']:<10}{s['player']:<8}{s['n']:>7}{s['mean']:>9.2f}{s['sd']:>8.2f}{s['min']:>6}"
+                     + "".join(f"{q[k]:>7.1f}" for k in ("p5", "p25", "p50", "p75", "p95")) + f"{s['max']:>6}")
+    lines.append("findings: " + ("; ".join(rep["findings"]) if rep["findings"] else "none"))
+    return "\n".join(lines)

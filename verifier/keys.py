@@ -1,0 +1,74 @@
+"""Ed25519 keys: reading a trusted key file (--pubkey) and checking signatures (SPEC §6)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import lru_cache
+
+from cryptography.exceptions import InvalidSignature
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+HEX64 = re.compile(r"[0-9a-f]{64}")
+
+
+class KeyFileError(ValueError):
+    """A --pubkey file that holds no usable Ed25519 public key."""
+
+
+def key_id(public_key: bytes) -> str:
+    return hashlib.sha256(public_key).hexdigest()[:16]
+
+
+def load_trusted_keys(path: str) -> list[bytes]:
+    """The raw 32-byte keys in `path`: 64 hex digits, a PEM public key, or the JSON of GET /v1/keys."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as e:
+        raise KeyFileError(f"cannot read: {e.strerror or e}") from None
+    text = data.decode("utf-8", "replace").strip()
+    if HEX64.fullmatch(text.lower()):
+        return [bytes.fromhex(text)]
+    if text.startswith("-----BEGIN"):
+        try:
+            key = serialization.load_pem_public_key(data)
+        except ValueError as e:
+            raise KeyFileError(f"not a PEM public key: {e}") from None
+        if not isinstance(key, Ed25519PublicKey):
+            raise KeyFileError("the PEM key is not an Ed25519 public key")
+        return [key.public_bytes_raw()]
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise KeyFileError("neither 64 hex digits, a PEM public key nor the JSON of GET /v1/keys") from None
+    entries = doc.get("keys") if isinstance(doc, dict) else None
+    if not isinstance(entries, list) or not entries:
+        raise KeyFileError('JSON without a non-empty "keys" array (expected the answer of GET /v1/keys)')
+    keys = []
+    for i, entry in enumerate(entries):
+        pk = entry.get("public_key") if isinstance(entry, dict) else None
+        if not isinstance(pk, str) or not HEX64.fullmatch(pk):
+            raise KeyFileError(f"keys[{i}].public_key: expected 64 lowercase hex digits, found {pk!r}")
+        raw = bytes.fromhex(pk)
+        if "key_id" in entry and entry["key_id"] != key_id(raw):
+            raise KeyFileError(f"keys[{i}].key_id: expected {key_id(raw)}, found {entry['key_id']!r}")
+        keys.append(raw)
+    return keys
+
+
+@lru_cache(maxsize=64)
+def _public_key(raw: bytes) -> Ed25519PublicKey:
+    return Ed25519PublicKey.from_public_bytes(raw)
+
+
+def signature_valid(public_key: bytes, signature_hex, data: bytes) -> bool:
+    if not isinstance(signature_hex, str) or not re.fullmatch(r"[0-9a-f]{128}", signature_hex):
+        return False
+    try:
+        _public_key(public_key).verify(bytes.fromhex(signature_hex), data)
+        return True
+    except (InvalidSignature, ValueError):
+        return False

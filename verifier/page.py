@@ -1,0 +1,78 @@
+"""--html FILE: the audit as one self-contained page (inline CSS and SVG, nothing fetched)."""
+
+from __future__ import annotations
+
+from html import escape
+
+CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
+h1,h2{font-weight:600}table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:right;
+border-bottom:1px solid #ddd}th:first-child,td:first-child{text-align:left}.bad{color:#b00;font-weight:600}
+.ok{color:#070}.charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:12px;
+text-align:center}svg text{font:10px sans-serif;fill:#444}"""
+
+
+def bars(counts: list[int], labels: list[str], width=220, height=120, expected: float | None = None) -> str:
+    """A bar chart as inline SVG, with an optional dashed line at the expected count."""
+    top = max(max(counts, default=0), expected or 0) or 1
+    n = len(counts)
+    bw = (width - 20) / max(n, 1)
+    parts = [f'<svg width="{width}" height="{height + 14}" viewBox="0 0 {width} {height + 14}" role="img">']
+    for i, c in enumerate(counts):
+        h = c / top * (height - 10)
+        x = 10 + i * bw
+        parts.append(f'<rect x="{x + 1:.1f}" y="{height - h:.1f}" width="{max(bw - 2, 1):.1f}" height="{h:.1f}" '
+                     f'fill="#4a78b5"><title>{escape(labels[i])}: {c}</title></rect>')
+        if n <= 12 or i % max(1, n // 8) == 0:
+            parts.append(f'<text x="{x + bw / 2:.1f}" y="{height + 11}" text-anchor="middle">{escape(labels[i])}</text>')
+    if expected:
+        y = height - expected / top * (height - 10)
+        parts.append(f'<line x1="8" x2="{width - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#c33" stroke-dasharray="4 3"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def render(rep: dict, title: str = "fairdice audit") -> str:
+    t = rep["thresholds"]
+    out = [f"<!doctype html><html lang=en><meta charset=utf-8><title>{escape(title)}</title><style>{CSS}</style>",
+           f"<h1>{escape(title)}</h1>",
+           f"<p>{rep['logs']} logs: {rep['verified']} verified, {rep['failed']} failed, {rep['not_logs']} not logs. "
+           f"{rep['rolls']} rolls, {rep['fresh_dice']} freshly rolled dice.</p>"]
+    findings = rep["findings"]
+    out.append('<p class="%s">Findings: %s</p>' % (("bad", escape("; ".join(findings))) if findings else ("ok", "none")))
+    out.append(f"<h2>Uniformity of the faces</h2><p>Chi-square, 5 degrees of freedom; family alpha {t['family_alpha']} "
+               f"over {t['tests']} tests, Bonferroni: a test rejects when p &lt; {t['alpha_per_test']:.3g}. Only freshly "
+               f"rolled dice count. The dashed line is the expected count.</p>")
+    out.append("<table><tr><th>group</th><th>dice</th>" + "".join(f"<th>{f}</th>" for f in range(1, 7))
+               + "<th>chi2</th><th>p</th><th>verdict</th></tr>")
+    for u in rep["uniformity"]:
+        cls = "bad" if u["verdict"] == "NOT UNIFORM" else ""
+        out.append(f"<tr><td>{u['group']}</td><td>{u['dice']}</td>" + "".join(f"<td>{c}</td>" for c in u["counts"])
+                   + f"<td>{'-' if u['chi2'] is None else u['chi2']}</td>"
+                   + f"<td>{'-' if u['p'] is None else format(u['p'], '.4f')}</td><td class='{cls}'>{u['verdict']}</td></tr>")
+    out.append("</table><div class=charts>")
+    for u in rep["uniformity"]:
+        if u["dice"]:
+            out.append(f"<figure>{bars(u['counts'], [str(f) for f in range(1, 7)], expected=u['dice'] / 6)}"
+                       f"<figcaption>{u['group']}</figcaption></figure>")
+    out.append("</div><h2>Seed reuse</h2>")
+    rows = [(what, r) for what, rs in rep["reuse"].items() for r in rs]
+    if not rows:
+        out.append("<p class=ok>Every commitment, server seed and (server seed, client seeds) pair belongs to one game.</p>")
+    for what, r in rows:
+        out.append(f"<p class=bad>same {escape(what)}: " + escape(", ".join(g["game_id"] for g in r["games"])) + "</p>")
+    out.append("<h2>Scores of finished games</h2><table><tr><th>rules</th><th>player</th><th>n</th><th>mean</th>"
+               "<th>sd</th><th>min</th><th>p5</th><th>p25</th><th>p50</th><th>p75</th><th>p95</th><th>max</th></tr>")
+    for s in rep["scores"]:
+        q = s["quantiles"]
+        out.append(f"<tr><td>{s['rules']}</td><td>{escape(s['player'])}</td><td>{s['n']}</td><td>{s['mean']:.2f}</td>"
+                   f"<td>{s['sd']:.2f}</td><td>{s['min']}</td>" + "".join(f"<td>{q[k]:.1f}</td>" for k in q)
+                   + f"<td>{s['max']}</td></tr>")
+    out.append("</table><div class=charts>")
+    for s in rep["scores"]:
+        hist = s["histogram"]
+        labels = [str(hist["start"] + i * hist["width"]) for i in range(len(hist["counts"]))]
+        out.append(f"<figure>{bars(hist['counts'], labels, width=340, height=140)}"
+                   f"<figcaption>{escape(s['rules'])} / {escape(s['player'])}: total score (bins of {hist['width']})"
+                   "</figcaption></figure>")
+    out.append("</div></html>\n")
+    return "\n".join(out)

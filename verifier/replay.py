@@ -1,0 +1,563 @@
+"""Checks one fairdice log (SPEC §5-§7): its format, key and signatures, the revealed seed,
+then a replay of every event from the seed, re-deriving every die and recomputing every score.
+
+The replay follows the true game: a die that does not re-derive is reported and the derived
+value is used from then on. A failure that leaves no meaningful game to follow (an event out
+of order, a bad hold, a box that cannot be filled) stops the replay there."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import keys
+from .spec import (CATEGORIES, UPPER, Deriver, canonical, options, sha256_hex, upper_bonus,
+                   yahtzee_bonus)
+
+CHECKS = (
+    "log.format", "log.key", "sig.commitment", "sig.final", "seed.revealed", "seed.commitment",
+    "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
+    "score.category", "score.points", "game.complete", "final.totals", "final.winner",
+    "bot.identity", "bot.decision",
+)
+MAX_LISTED = 10  # failures listed per check and game; the rest are counted
+
+
+@dataclass
+class Failure:
+    check: str
+    event: int | None  # index into "events", None for the whole log
+    field: str
+    expected: Any
+    found: Any
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "event": self.event, "field": self.field,
+                "expected": self.expected, "found": self.found}
+
+
+@dataclass
+class Result:
+    file: str
+    game_id: str | None = None
+    rules: str | None = None
+    status: str | None = None  # "finished", "abandoned" or "in progress"
+    error: str | None = None  # set when the input is not a log at all
+    checks: dict = field(default_factory=lambda: dict.fromkeys(CHECKS, "skip"))
+    failures: list = field(default_factory=list)
+    unlisted: dict = field(default_factory=dict)  # check -> failures beyond MAX_LISTED
+    signed: bool = False  # both signatures present (and then checked)
+    trusted: bool = False  # checked against a --pubkey key, not only the embedded one
+    replay: list | None = None  # with verbose: the game turn by turn
+    audit: dict | None = None  # with audit: the numbers the audit aggregates
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None and not self.failures and not self.unlisted
+
+
+class Stop(Exception):
+    """The replay cannot meaningfully go on."""
+
+
+PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]{1,64}")
+HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (16, 64)}
+
+
+def is_int(x) -> bool:
+    return type(x) is int  # bool is not an integer here
+
+
+def is_hex(x, n: int) -> bool:
+    return isinstance(x, str) and HEX[n].fullmatch(x) is not None
+
+
+def is_dice(x) -> bool:
+    return type(x) is list and len(x) == 5 and all(is_int(d) and 1 <= d <= 6 for d in x)
+
+
+def client_seed_ok(text) -> bool:
+    """1..256 characters, none of them a control, format, unassigned, private-use or separator
+    character except the space (SPEC §2.2; Python's str.isprintable)."""
+    return isinstance(text, str) and 1 <= len(text) <= 256 and text.isprintable()
+
+
+EVENT_FIELDS = {
+    "client_seed": ("type", "seat", "client_seed"),
+    "start": ("type", "first", "rolloff"),
+    "roll": ("type", "seat", "turn", "roll", "hold", "dice"),
+    "score": ("type", "seat", "turn", "category", "points", "joker", "yahtzee_bonus",
+              "upper_bonus", "total"),
+    "abandon": ("type", "seat"),
+}
+TOTAL_PARTS = ("upper", "upper_bonus", "lower", "yahtzee_bonus", "total")
+
+
+def first_difference(expected, found, path: str):
+    """(path, expected, found) at the first place two JSON values differ, or None."""
+    if type(expected) is list and type(found) is list and len(expected) == len(found):
+        for i, (e, f) in enumerate(zip(expected, found)):
+            d = first_difference(e, f, f"{path}[{i}]")
+            if d:
+                return d
+        return None
+    if type(expected) is dict and type(found) is dict and expected.keys() == found.keys():
+        for k in expected:
+            d = first_difference(expected[k], found[k], f"{path}.{k}")
+            if d:
+                return d
+        return None
+    same = expected == found and type(expected) is type(found)
+    return None if same else (path, expected, found)
+
+
+class Verification:
+    def __init__(self, doc, file: str, trusted_keys: list[bytes] | None = None,
+                 require_signature: bool = False, bots=None, verbose: bool = False,
+                 audit: bool = False):
+        self.doc, self.r = doc, Result(file)
+        self.trusted_keys, self.require_signature = trusted_keys, require_signature
+        self.bots, self.verbose, self.audit = bots, verbose, audit
+        self.seed: bytes | None = None
+
+    # -- bookkeeping
+    def fail(self, check: str, event: int | None, fld: str, expected, found) -> None:
+        r = self.r
+        r.checks[check] = "fail"
+        if sum(f.check == check for f in r.failures) < MAX_LISTED:
+            r.failures.append(Failure(check, event, fld, expected, found))
+        else:
+            r.unlisted[check] = r.unlisted.get(check, 0) + 1
+
+    def passed(self, *checks: str) -> None:
+        for c in checks:
+            if self.r.checks[c] == "skip":
+                self.r.checks[c] = "pass"
+
+    def expect(self, check: str, event, fld: str, expected, found) -> bool:
+        if expected == found and type(expected) is type(found):
+            return True
+        self.fail(check, event, fld, expected, found)
+        return False
+
+    # -- the whole run
+    def run(self) -> Result:
+        try:
+            self.check_format()
+            self.check_key_and_signatures()
+            self.check_seed()
+            self.replay_events()
+            self.check_end()
+        except Stop:
+            if self.r.replay is not None:
+                self.r.replay.append("  (the replay stops at this failure)")
+        return self.r
+
+    def stop(self, check: str, event, fld: str, expected, found):
+        self.fail(check, event, fld, expected, found)
+        raise Stop
+
+    # -- log.format: the fields and types of SPEC §5
+    def check_format(self) -> None:
+        doc = self.doc
+        need = {"format": ("fairdice-log", lambda v: v == "fairdice-log"),
+                "version": (1, lambda v: is_int(v) and v == 1),
+                "header": ("an object", lambda v: type(v) is dict),
+                "events": ("an array", lambda v: type(v) is list),
+                "final": ("an object or null", lambda v: v is None or type(v) is dict)}
+        for name, (wanted, good) in need.items():
+            if name not in doc:
+                self.fail("log.format", None, name, "present", "missing")
+            elif not good(doc[name]):
+                self.fail("log.format", None, name, wanted, doc[name])
+        for name in doc.keys() - need.keys() - {"commitment_signature", "signature"}:
+            self.fail("log.format", None, name, "no such field", doc[name])
+        if self.r.checks["log.format"] == "fail":
+            raise Stop
+        h = doc["header"]
+        header_fields = {
+            "scheme": lambda v: v == "fairdice/v1",
+            "game_id": lambda v: isinstance(v, str) and PRINTABLE_ASCII.fullmatch(v) is not None,
+            "rules": lambda v: isinstance(v, str) and v in CATEGORIES,
+            "upper_first": lambda v: type(v) is bool,
+            "seats": self.seats_ok,
+            "first": lambda v: v == "random" or (is_int(v) and 0 <= v < len(h.get("seats") or [])),
+            "commitment": lambda v: is_hex(v, 64),
+            "seed_secret": lambda v: type(v) is bool,
+            "key_id": lambda v: is_hex(v, 16),
+            "public_key": lambda v: is_hex(v, 64),
+        }
+        for name, good in header_fields.items():
+            if name not in h:
+                self.fail("log.format", None, f"header.{name}", "present", "missing")
+            elif not good(h[name]):
+                self.fail("log.format", None, f"header.{name}", "see SPEC §5.1", h[name])
+        for name in h.keys() - header_fields.keys():
+            self.fail("log.format", None, f"header.{name}", "no such field", h[name])
+        self.r.game_id = h.get("game_id") if isinstance(h.get("game_id"), str) else None
+        self.r.rules = h["rules"] if header_fields["rules"](h.get("rules")) else None
+        final = doc["final"]
+        if final is not None:
+            final_fields = {
+                "status": lambda v: v in ("finished", "abandoned"),
+                "server_seed": lambda v: is_hex(v, 64),
+                "totals": lambda v: type(v) is list and len(v) == len(h.get("seats") or []) and all(
+                    type(t) is dict and t.keys() == set(TOTAL_PARTS) and all(is_int(x) for x in t.values())
+                    for t in v),
+                "winner": lambda v: v is None or is_int(v),
+                "draw": lambda v: type(v) is bool,
+            }
+            for name, good in final_fields.items():
+                if name not in final:
+                    self.fail("log.format", None, f"final.{name}", "present", "missing")
+                elif not good(final[name]):
+                    self.fail("log.format", None, f"final.{name}", "see SPEC §5.4", final[name])
+            for name in final.keys() - final_fields.keys():
+                self.fail("log.format", None, f"final.{name}", "no such field", final[name])
+        self.r.status = final.get("status") if final else "in progress"
+        if self.r.checks["log.format"] == "fail":
+            raise Stop
+        self.passed("log.format")
+
+    @staticmethod
+    def seats_ok(seats) -> bool:
+        if type(seats) is not list or not 1 <= len(seats) <= 6:
+            return False
+        for s in seats:
+            if type(s) is not dict or not isinstance(s.get("name"), str):
+                return False
+            if s.get("type") == "human" and s.keys() == {"type", "name"}:
+                continue
+            bot = s.get("bot")
+            if not (s.get("type") == "bot" and s.keys() == {"type", "name", "bot"} and type(bot) is dict
+                    and bot.keys() == {"id", "version", "hash"} and isinstance(bot["id"], str)
+                    and isinstance(bot["version"], str) and is_hex(bot["hash"], 64)):
+                return False
+        return True
+
+    # -- log.key, sig.commitment, sig.final (SPEC §6)
+    def check_key_and_signatures(self) -> None:
+        doc, h = self.doc, self.doc["header"]
+        embedded = bytes.fromhex(h["public_key"])
+        self.expect("log.key", None, "header.key_id", keys.key_id(embedded), h["key_id"])
+        if self.trusted_keys is None:
+            signers = [embedded]
+        else:
+            self.r.trusted = True
+            signers = self.trusted_keys
+            if embedded not in signers:
+                self.fail("log.key", None, "header.public_key",
+                          "a trusted key: " + ", ".join(k.hex() for k in signers), h["public_key"])
+        self.passed("log.key")
+        present = [doc.get("commitment_signature") is not None, doc.get("signature") is not None]
+        self.r.signed = all(present)
+        if present[0]:
+            if not any(keys.signature_valid(k, doc["commitment_signature"], canonical(h)) for k in signers):
+                self.fail("sig.commitment", None, "commitment_signature", "a valid signature of the header",
+                          doc["commitment_signature"])
+            self.passed("sig.commitment")
+        elif self.require_signature:
+            self.fail("sig.commitment", None, "commitment_signature", "present", "missing")
+        if present[1]:
+            signed_doc = {k: v for k, v in doc.items() if k != "signature"}
+            if not any(keys.signature_valid(k, doc["signature"], canonical(signed_doc)) for k in signers):
+                self.fail("sig.final", None, "signature", "a valid signature of the log", doc["signature"])
+            self.passed("sig.final")
+        elif self.require_signature:
+            self.fail("sig.final", None, "signature", "present", "missing")
+
+    # -- seed.revealed, seed.commitment (SPEC §2.1)
+    def check_seed(self) -> None:
+        final = self.doc["final"]
+        if final is None:
+            self.fail("seed.revealed", None, "final",
+                      "a finished or abandoned game; this one is not over, so its server seed is not "
+                      "revealed and its dice cannot be checked", None)
+            return
+        self.passed("seed.revealed")
+        self.seed = bytes.fromhex(final["server_seed"])
+        self.expect("seed.commitment", None, "header.commitment", sha256_hex(self.seed),
+                    self.doc["header"]["commitment"])
+        self.passed("seed.commitment")
+
+    # -- the replay (SPEC §2.2-§4)
+    def event_format(self, i: int, ev) -> None:
+        if type(ev) is not dict or not isinstance(ev.get("type"), str) or ev["type"] not in EVENT_FIELDS:
+            self.stop("log.format", i, "type", "one of " + ", ".join(EVENT_FIELDS),
+                      ev.get("type") if type(ev) is dict else ev)
+        names = EVENT_FIELDS[ev["type"]]
+        if set(ev) != set(names):
+            self.stop("log.format", i, ",".join(sorted(set(ev) ^ set(names))), list(names), sorted(ev))
+        n = self.n_seats
+        for name in names[1:]:
+            v = ev[name]
+            if name == "seat":
+                good = (is_int(v) and 0 <= v < n) or (v is None and ev["type"] != "roll"
+                                                      and ev["type"] != "score")
+            elif name in ("turn", "roll", "points", "yahtzee_bonus", "upper_bonus", "total"):
+                good = is_int(v)
+            elif name == "first":
+                good = is_int(v) and 0 <= v < n
+            elif name == "hold":
+                good = type(v) is list and all(is_int(p) for p in v)
+            elif name == "dice":
+                good = is_dice(v)
+            elif name == "joker":
+                good = type(v) is bool
+            elif name == "rolloff":
+                good = type(v) is list and all(type(rnd) is list and all(
+                    type(e) is dict and e.keys() == {"seat", "dice"} and is_int(e["seat"]) and is_dice(e["dice"])
+                    for e in rnd) for rnd in v)
+            else:  # client_seed, category
+                good = isinstance(v, str)
+            if not good:
+                self.stop("log.format", i, name, "see SPEC §5.3", v)
+
+    def replay_events(self) -> None:
+        h, events = self.doc["header"], self.doc["events"]
+        self.n_seats = n = len(h["seats"])
+        rules, upper_first = h["rules"], h["upper_first"]
+        cats = CATEGORIES[rules]
+        self.boxes = [dict.fromkeys(cats) for _ in range(n)]
+        self.bonus = [[0, 0] for _ in range(n)]  # per seat: upper bonus, Yahtzee bonuses
+        humans = [s for s, seat in enumerate(h["seats"]) if seat["type"] == "human"]
+        senders = humans or [None]
+        seeds: dict = {}
+        phase, cur, rolls, dice, held = "seeds", None, 0, [0] * 5, ()
+        derive: Deriver | None = None
+        lines = self.r.replay = [] if self.verbose else None
+        fresh = [0] * (6 * 6 * 3 * 5) if self.audit else None  # [seat][roll-1][position][face-1]
+        n_rolls = 0
+        if self.bots is not None:
+            self.check_bot_identities()
+        turn_text = ""
+        for i, ev in enumerate(events):
+            self.event_format(i, ev)
+            kind = ev["type"]
+            if phase in ("over", "abandoned"):
+                self.stop("game.complete", i, "type",
+                          "no event after " + ("the last box" if phase == "over" else "the abandon event"), kind)
+            if phase == "seeds" and len(seeds) == len(senders) and kind != "start":
+                self.stop("turn.order", i, "type", "start (it follows the last client seed)", kind)
+            if kind == "client_seed":
+                s = ev["seat"]
+                if phase != "seeds":
+                    self.stop("client_seed.valid", i, "type", "no client seed once play has started", kind)
+                if s not in senders:
+                    self.fail("client_seed.valid", i, "seat",
+                              "a human seat: %s" % humans if humans else "null (no human seat)", s)
+                elif s in seeds:
+                    self.fail("client_seed.valid", i, "seat", "one client seed per seat", s)
+                else:
+                    if not client_seed_ok(ev["client_seed"]):
+                        self.fail("client_seed.valid", i, "client_seed", "1 to 256 printable characters",
+                                  ev["client_seed"])
+                    seeds[s] = ev["client_seed"]
+                self.passed("client_seed.valid")
+            elif kind == "start":
+                if phase != "seeds":
+                    self.stop("turn.order", i, "type", "roll or score", kind)
+                missing = [s for s in senders if s not in seeds]
+                if missing:
+                    self.fail("client_seed.valid", i, "type", "a client seed from seat(s) %s first" % missing, kind)
+                client_seeds = [seeds[s] for s in senders if s in seeds]
+                if self.seed is not None:
+                    derive = Deriver(self.seed, h["game_id"], client_seeds)
+                cur = self.check_start(i, ev, h["first"], derive)
+                phase = "play"
+                self.passed("client_seed.valid", "start.first")
+                if lines is not None:
+                    lines.append(f"  start: seat {cur} plays first"
+                                 + (f" (roll-off: {self.rolloff_text(ev['rolloff'])})" if h["first"] == "random" else ""))
+            elif kind == "abandon":
+                phase = "abandoned"
+                if lines is not None:
+                    if turn_text:
+                        lines.append(turn_text)
+                    lines.append("  abandoned by " + ("the server" if ev["seat"] is None else f"seat {ev['seat']}"))
+            else:  # roll or score: the seat and turn whose move it is
+                if phase != "play":
+                    self.stop("turn.order", i, "type", "start before any roll or score", kind)
+                turn = n_filled = sum(v is not None for v in self.boxes[cur].values())
+                turn += 1
+                if ev["seat"] != cur:
+                    self.stop("turn.order", i, "seat", cur, ev["seat"])
+                if ev["turn"] != turn:
+                    self.stop("turn.order", i, "turn", turn, ev["turn"])
+                self.passed("turn.order")
+                if self.bots is not None and rolls > 0 and h["seats"][cur]["type"] == "bot":
+                    self.check_bot_decision(i, ev, cur, turn, rolls, dice, derive)
+                if kind == "roll":
+                    if rolls >= 3 or ev["roll"] != rolls + 1:
+                        self.stop("roll.count", i, "roll", rolls + 1 if rolls < 3 else "a box after the third roll",
+                                  ev["roll"])
+                    hold = ev["hold"]
+                    good = [] if rolls == 0 else sorted(set(p for p in hold if 0 <= p <= 4))
+                    if hold != good:
+                        self.stop("roll.hold", i, "hold", "[] on roll 1" if rolls == 0
+                                  else "sorted distinct positions 0..4", hold)
+                    self.passed("roll.count", "roll.hold")
+                    rolls += 1
+                    new = derive.roll(cur, turn, rolls) if derive else ev["dice"]
+                    dice = [dice[p] if p in hold else new[p] for p in range(5)]
+                    for p in range(5):
+                        self.expect("roll.dice", i, f"dice[{p}]", dice[p], ev["dice"][p])
+                        if fresh is not None and p not in hold:
+                            fresh[((cur * 3 + rolls - 1) * 5 + p) * 6 + dice[p] - 1] += 1
+                    self.passed("roll.dice")
+                    n_rolls += 1
+                    held = hold
+                    if lines is not None:
+                        if rolls == 1:
+                            turn_text = f"  seat {cur} turn {turn}:"
+                        turn_text += " " + " ".join(f"[{d}]" if p in held else str(d) for p, d in enumerate(dice)) + " |"
+                else:  # score
+                    if rolls == 0:
+                        self.stop("roll.count", i, "type", "roll (a turn begins with a roll)", kind)
+                    self.passed("roll.count")
+                    cat, boxes = ev["category"], self.boxes[cur]
+                    if cat not in boxes:
+                        self.stop("score.category", i, "category", "a category of %s" % rules, cat)
+                    if boxes[cat] is not None:
+                        self.stop("score.category", i, "category", "an open box", f"{cat} (already filled)")
+                    legal = options(rules, boxes, dice, upper_first)
+                    if cat not in legal:
+                        self.stop("score.category", i, "category", "one of " + ", ".join(legal), cat)
+                    self.passed("score.category")
+                    pts, joker = legal[cat]
+                    yb = yahtzee_bonus(rules, boxes, dice)
+                    ub = upper_bonus(rules, boxes, cat, pts)
+                    boxes[cat] = pts
+                    self.bonus[cur][0] += ub
+                    self.bonus[cur][1] += yb
+                    total = self.totals(cur)["total"]
+                    for name, value in (("points", pts), ("joker", joker), ("yahtzee_bonus", yb),
+                                        ("upper_bonus", ub), ("total", total)):
+                        self.expect("score.points", i, name, value, ev[name])
+                    self.passed("score.points")
+                    if lines is not None:
+                        extra = "".join(s for s, on in ((" joker", joker), (f" +{ub} upper bonus", ub),
+                                                        (f" +{yb} Yahtzee bonus", yb)) if on)
+                        lines.append(f"{turn_text} {cat} {pts}{extra} (total {total})")
+                        turn_text = ""
+                    rolls = 0
+                    if n_filled + 1 == len(cats) and all(None not in b.values() for b in self.boxes):
+                        phase = "over"
+                    else:
+                        cur = (cur + 1) % n
+        self.phase = phase
+        if lines is not None and turn_text:
+            lines.append(turn_text + " (turn not finished)")
+        if fresh is not None:
+            final = self.doc["final"]
+            self.r.audit = {"fresh": fresh, "rolls": n_rolls, "commitment": h["commitment"],
+                            "server_seed": final["server_seed"] if final else None,
+                            "client_seeds": [seeds[s] for s in senders if s in seeds],
+                            "players": [s["bot"]["id"] if s["type"] == "bot" else "human" for s in h["seats"]]}
+
+    def check_start(self, i: int, ev: dict, first, derive: Deriver | None) -> int:
+        """start.first: the fixed first seat, or the roll-off re-derived. Returns the true first seat."""
+        if first != "random":
+            self.expect("start.first", i, "first", first, ev["first"])
+            self.expect("start.first", i, "rolloff", [], ev["rolloff"])
+            return first
+        logged = {(r, e["seat"]): e["dice"] for r, rnd in enumerate(ev["rolloff"], 1) for e in rnd}
+        rounds, alive, r = [], list(range(self.n_seats)), 1
+        while len(alive) > 1:
+            if derive is None and r > len(ev["rolloff"]):  # no seed: check the logged roll-off is consistent
+                break
+            rnd = [{"seat": s, "dice": derive.rolloff(r, s) if derive else logged.get((r, s))} for s in alive]
+            rounds.append(rnd)
+            if any(e["dice"] is None for e in rnd):
+                break
+            best = max(sum(e["dice"]) for e in rnd)
+            alive = [e["seat"] for e in rnd if sum(e["dice"]) == best]
+            r += 1
+        diff = first_difference(rounds, ev["rolloff"], "rolloff")
+        if diff:
+            self.fail("start.first", i, *diff)
+        if len(alive) == 1:
+            self.expect("start.first", i, "first", alive[0], ev["first"])
+            return alive[0]
+        self.fail("start.first", i, "rolloff", "rounds until one seat has the highest sum", ev["rolloff"])
+        return ev["first"]
+
+    @staticmethod
+    def rolloff_text(rounds) -> str:
+        return "; ".join(", ".join(f"seat {e['seat']} {sum(e['dice'])}" for e in rnd) for rnd in rounds)
+
+    def totals(self, s: int) -> dict:
+        boxes = self.boxes[s]
+        upper = sum(boxes[c] or 0 for c in UPPER)
+        lower = sum(v or 0 for c, v in boxes.items() if c not in UPPER)
+        ub, yb = self.bonus[s]
+        return {"upper": upper, "upper_bonus": ub, "lower": lower, "yahtzee_bonus": yb,
+                "total": upper + ub + lower + yb}
+
+    # -- game.complete, final.totals, final.winner (SPEC §4.4, §5.4)
+    def check_end(self) -> None:
+        final, phase = self.doc["final"], self.phase
+        events = self.doc["events"]
+        status = final["status"] if final else None
+        if final is None:
+            if phase in ("over", "abandoned"):
+                self.fail("game.complete", None, "final", "the final block of a game that is over", None)
+            return
+        if status == "finished" and phase != "over":
+            open_boxes = sum(v is None for b in self.boxes for v in b.values())
+            self.fail("game.complete", None, "final.status",
+                      "abandoned or in progress (%d boxes still open)" % open_boxes if phase == "play"
+                      else "not finished: play never started", status)
+        elif status == "abandoned" and phase != "abandoned":
+            self.fail("game.complete", len(events) - 1 if events else None, "type",
+                      "an abandon event as the last event", events[-1]["type"] if events else "no events")
+        self.passed("game.complete")
+        totals = [self.totals(s) for s in range(self.n_seats)]
+        diff = first_difference(totals, final["totals"], "final.totals")
+        if diff:
+            self.fail("final.totals", None, *diff)
+        self.passed("final.totals")
+        if status == "finished":
+            best = max(t["total"] for t in totals)
+            winners = [s for s, t in enumerate(totals) if t["total"] == best]
+            winner, draw = (winners[0] if len(winners) == 1 else None), len(winners) > 1
+        else:
+            winner, draw = None, False
+        self.expect("final.winner", None, "final.winner", winner, final["winner"])
+        self.expect("final.winner", None, "final.draw", draw, final["draw"])
+        self.passed("final.winner")
+        if self.r.audit is not None and status == "finished":
+            self.r.audit["totals"] = [t["total"] for t in totals]
+
+    # -- bot.identity, bot.decision (only with --check-bots)
+    def check_bot_identities(self) -> None:
+        self.bot_ok = {}
+        for s, seat in enumerate(self.doc["header"]["seats"]):
+            if seat["type"] == "bot":
+                problem = self.bots.identity_problem(seat["bot"])
+                if problem:
+                    self.fail("bot.identity", None, f"header.seats[{s}].bot.{problem[0]}", problem[1], problem[2])
+                self.bot_ok[s] = not problem
+        self.passed("bot.identity")
+
+    def check_bot_decision(self, i, ev, seat, turn, rolls, dice, derive) -> None:
+        if not self.bot_ok.get(seat) or derive is None:
+            return
+        h = self.doc["header"]
+        action, value = self.bots.decide(
+            h["seats"][seat]["bot"]["id"], h["rules"], dict(self.boxes[seat]), tuple(dice), rolls,
+            self.bonus[seat][1], h["upper_first"], lambda k: derive.tiebreak(seat, turn, rolls, k))
+        if action != ev["type"]:
+            self.fail("bot.decision", i, "type", f"{action} {list(value) if action == 'roll' else value}",
+                      f"{ev['type']} {ev['hold'] if ev['type'] == 'roll' else ev['category']}")
+        elif action == "roll":
+            self.expect("bot.decision", i, "hold", list(value), ev["hold"])
+        else:
+            self.expect("bot.decision", i, "category", value, ev["category"])
+        self.passed("bot.decision")
+
+
+def verify_document(doc, file: str, **options) -> Result:
+    """Check one parsed log. `doc` must be a JSON object (a dict)."""
+    return Verification(doc, file, **options).run()

@@ -1,0 +1,191 @@
+"""SPEC.md §1-§3 written out again, independently of the server: canonical JSON,
+the HMAC-SHA256 derivation of every number, and the scoring of the three rule sets."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import struct
+
+SCHEME = "fairdice/v1"
+
+# ---------------------------------------------------------------- §1 notation
+
+
+def canonical(doc) -> bytes:
+    """Canonical JSON: sorted keys, no white space, ASCII only (SPEC §1)."""
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
+                      allow_nan=False).encode("ascii")
+
+
+def u32(n: int) -> bytes:
+    return struct.pack(">I", n)
+
+
+def field(text: str) -> bytes:
+    b = text.encode("utf-8")
+    return u32(len(b)) + b
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+# -------------------------------------------------------------- §2.3 derivation
+
+
+class Deriver:
+    """Draws the numbers of one game from its server seed, game id and client seeds."""
+
+    def __init__(self, server_seed: bytes, game_id: str, client_seeds: list[str]):
+        self.key = server_seed
+        self.tail = field(game_id) + u32(len(client_seeds)) + b"".join(field(c) for c in client_seeds)
+        self.prefix = {p: field(SCHEME) + field(p) + self.tail for p in ("roll", "rolloff", "tiebreak")}
+
+    def message(self, purpose: str, *numbers: int) -> bytes:
+        """msg(purpose, n1, n2, ...) of SPEC §2.3 (without the block counter)."""
+        return self.prefix[purpose] + b"".join(u32(n) for n in numbers)
+
+    def draw(self, msg: bytes, k: int, m: int) -> list[int]:
+        """k integers uniform in 0..m-1 from the byte stream of msg, by rejection."""
+        limit = 256 - 256 % m
+        out: list[int] = []
+        i = 0
+        while True:
+            for b in hmac.digest(self.key, msg + u32(i), "sha256"):
+                if b < limit:
+                    out.append(b % m)
+                    if len(out) == k:
+                        return out
+            i += 1
+
+    def five_dice(self, purpose: str, *numbers: int) -> list[int]:
+        return [d + 1 for d in self.draw(self.message(purpose, *numbers), 5, 6)]
+
+    def roll(self, seat: int, turn: int, roll: int) -> list[int]:
+        return self.five_dice("roll", seat, turn, roll)
+
+    def rolloff(self, round_: int, seat: int) -> list[int]:
+        return self.five_dice("rolloff", round_, seat)
+
+    def tiebreak(self, seat: int, turn: int, roll: int, k: int) -> int:
+        return self.draw(self.message("tiebreak", seat, turn, roll), 1, k)[0]
+
+
+# ------------------------------------------------------------------- §3 rules
+
+UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
+CATEGORIES = {
+    "yacht": UPPER + ("choice", "four_of_a_kind", "full_house", "small_straight",
+                      "large_straight", "yacht"),
+    "yatzy": UPPER + ("one_pair", "two_pairs", "three_of_a_kind", "four_of_a_kind",
+                      "small_straight", "large_straight", "full_house", "chance", "yatzy"),
+    "classic13": UPPER + ("three_of_a_kind", "four_of_a_kind", "full_house", "small_straight",
+                          "large_straight", "yahtzee", "chance"),
+}
+UPPER_BONUS = {"yacht": 35, "yatzy": 50, "classic13": 35}
+UPPER_BONUS_AT = 63
+YAHTZEE_BONUS = 100
+JOKER_POINTS = {"full_house": 25, "small_straight": 30, "large_straight": 40}  # others: sum of dice
+
+
+def has_run(faces: set[int], length: int) -> bool:
+    """Some `length` consecutive faces are all present."""
+    return any(set(range(lo, lo + length)) <= faces for lo in range(1, 8 - length))
+
+
+def points(rules: str, category: str, dice) -> int:
+    """The normal score of `category` for five dice (no joker), SPEC §3.1-§3.3."""
+    if category in UPPER:
+        face = UPPER.index(category) + 1
+        return face * list(dice).count(face)
+    total = sum(dice)
+    count = {f: list(dice).count(f) for f in set(dice)}
+    most = max(count.values())
+    shape = sorted(count.values())
+    faces = set(dice)
+    if rules == "yacht":
+        if category == "choice":
+            return total
+        if category == "four_of_a_kind":
+            return total if most >= 4 else 0
+        if category == "full_house":
+            return total if shape in ([2, 3], [5]) else 0
+        if category == "small_straight":
+            return 15 if has_run(faces, 4) else 0
+        if category == "large_straight":
+            return 30 if has_run(faces, 5) else 0
+        if category == "yacht":
+            return 50 if most == 5 else 0
+    elif rules == "yatzy":
+        pairs = sorted(f for f, c in count.items() if c >= 2)
+        if category == "one_pair":
+            return 2 * pairs[-1] if pairs else 0
+        if category == "two_pairs":
+            return 2 * (pairs[-1] + pairs[-2]) if len(pairs) >= 2 else 0
+        if category == "three_of_a_kind":
+            return next((3 * f for f, c in count.items() if c >= 3), 0)
+        if category == "four_of_a_kind":
+            return next((4 * f for f, c in count.items() if c >= 4), 0)
+        if category == "small_straight":
+            return 15 if sorted(dice) == [1, 2, 3, 4, 5] else 0
+        if category == "large_straight":
+            return 20 if sorted(dice) == [2, 3, 4, 5, 6] else 0
+        if category == "full_house":
+            return total if shape == [2, 3] else 0
+        if category == "chance":
+            return total
+        if category == "yatzy":
+            return 50 if most == 5 else 0
+    elif rules == "classic13":
+        if category == "three_of_a_kind":
+            return total if most >= 3 else 0
+        if category == "four_of_a_kind":
+            return total if most >= 4 else 0
+        if category == "full_house":
+            return 25 if shape == [2, 3] else 0
+        if category == "small_straight":
+            return 30 if has_run(faces, 4) else 0
+        if category == "large_straight":
+            return 40 if has_run(faces, 5) else 0
+        if category == "yahtzee":
+            return 50 if most == 5 else 0
+        if category == "chance":
+            return total
+    raise KeyError(f"{category!r} is not a category of {rules!r}")
+
+
+def options(rules: str, boxes: dict, dice, upper_first: bool) -> dict[str, tuple[int, bool]]:
+    """Every box the dice may legally go into now: {category: (points, joker)}.
+
+    `boxes` maps every category of the rule set to its points, or None while open.
+    Implements scratching, the house rule upper_first (§3.4) and the forced joker (§3.3)."""
+    open_boxes = [c for c in CATEGORIES[rules] if boxes[c] is None]
+    if upper_first and any(boxes[c] is None for c in UPPER):
+        open_boxes = [c for c in open_boxes if c in UPPER]
+    five_alike = len(set(dice)) == 1
+    if rules == "classic13" and five_alike and boxes["yahtzee"] is not None:
+        face_box = UPPER[dice[0] - 1]
+        if face_box in open_boxes:
+            return {face_box: (5 * dice[0], False)}
+        lower = [c for c in open_boxes if c not in UPPER]
+        if lower:
+            return {c: (JOKER_POINTS.get(c, sum(dice)), True) for c in lower}
+        return {c: (0, False) for c in open_boxes}
+    return {c: (points(rules, c, dice), False) for c in open_boxes}
+
+
+def yahtzee_bonus(rules: str, boxes: dict, dice) -> int:
+    """The Yahtzee bonus that recording these dice earns (classic13, §3.3 item 2)."""
+    if rules == "classic13" and len(set(dice)) == 1 and boxes["yahtzee"] == 50:
+        return YAHTZEE_BONUS
+    return 0
+
+
+def upper_bonus(rules: str, boxes: dict, category: str, pts: int) -> int:
+    """The upper bonus earned by the event that writes `pts` into `category`."""
+    if category not in UPPER:
+        return 0
+    before = sum(boxes[c] or 0 for c in UPPER)
+    return UPPER_BONUS[rules] if before < UPPER_BONUS_AT <= before + pts else 0
