@@ -112,6 +112,13 @@ def _command_response(reply) -> Response:
     return _json_response(reply.body, reply.status, headers)
 
 
+def _openapi_document() -> str:
+    """api/openapi.json, with the bot ids of this server's registry."""
+    doc = json.loads(OPENAPI_PATH.read_text())
+    doc["components"]["schemas"]["BotId"]["enum"] = list(BOTS)
+    return json.dumps(doc, separators=(",", ":"))
+
+
 def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     """The API app.  `config`: `FAIRDICE_*` settings (see api.config); `store`: use this store instead of
     the SQLite file named by the settings."""
@@ -124,7 +131,7 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
         store = SQLiteStore(conf.db, synchronous=conf.synchronous)
     games = Games(store, keys)
     app.extensions["fairdice"] = games
-    openapi = OPENAPI_PATH.read_text()
+    openapi = _openapi_document()
     rules_doc = json.dumps({"rules": [
         {"id": r.id, "name": r.name, "summary": r.summary, "upper_bonus": r.upper_bonus,
          "yahtzee_bonus": r.yahtzee_bonus,

@@ -1,0 +1,135 @@
+"""Shared helpers for the API tests (no tests here): servers, games and checks.
+
+- `app_server(app)`: the Flask app on a loopback port in a thread (fast, for client tests).
+- `ServeProcess`: `fairdice serve` as a real process group on a free loopback port.
+- `play_turn` / `play_out`: a human seat's simple strategy over any HTTP-ish client.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import requests
+from werkzeug.serving import make_server
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def app_server(app):
+    """Serve a WSGI app on 127.0.0.1:<free port> in a thread; yields the base URL."""
+    server = make_server("127.0.0.1", 0, app, threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}"
+    finally:
+        server.shutdown()
+        thread.join(5)
+
+
+class ServeProcess:
+    """`fairdice serve --port 0` in its own process group; the address is read from its first line."""
+
+    def __init__(self, data_dir: Path, workers: int = 2, threads: int = 4, extra_env: dict | None = None):
+        self.data_dir = Path(data_dir)
+        self.workers, self.threads = workers, threads
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
+        self.proc: subprocess.Popen | None = None
+        self.url: str | None = None
+        self.output: list[str] = []
+        self._reader: threading.Thread | None = None
+
+    def start(self, timeout: float = 30.0) -> "ServeProcess":
+        cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+               "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads)]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                     env=self.env, cwd=REPO, start_new_session=True)
+        found = threading.Event()
+
+        def read():
+            for line in self.proc.stdout:
+                self.output.append(line)
+                match = re.search(r"serving at (http://[\d.]+:\d+)", line)
+                if match and not found.is_set():
+                    self.url = match.group(1)
+                    found.set()
+
+        self._reader = threading.Thread(target=read, daemon=True)
+        self._reader.start()
+        if not found.wait(timeout):
+            self.kill()
+            raise RuntimeError("fairdice serve did not start:\n" + "".join(self.output))
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:  # workers booted and answering
+            try:
+                if requests.get(self.url + "/healthz", timeout=2).status_code == 200:
+                    return self
+            except requests.ConnectionError:
+                time.sleep(0.05)
+        self.kill()
+        raise RuntimeError("fairdice serve does not answer:\n" + "".join(self.output))
+
+    def kill(self, sig=signal.SIGKILL) -> None:
+        """Signal the whole process group (master and workers): kill -9 by default."""
+        if self.proc and self.proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(15)
+        if self.proc:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)  # no orphaned worker survives
+        if self._reader:
+            self._reader.join(5)
+
+    def stop(self) -> None:
+        self.kill(signal.SIGTERM)
+
+    def log_text(self) -> str:
+        return "".join(self.output)
+
+
+def verifier_cli() -> str | None:
+    """The `fairdice-verify` command, if the verifier is installed and importable."""
+    exe = shutil.which("fairdice-verify")
+    if not exe:
+        return None
+    try:
+        import verifier.cli  # noqa: F401
+    except ImportError:
+        return None
+    return exe
+
+
+def best_option(state: dict) -> str:
+    """The legal category worth most now (ties: table order)."""
+    options = state["options"]
+    return max(options, key=lambda c: (options[c]["points"] + options[c]["yahtzee_bonus"],
+                                       -list(state["seats"][state["current_seat"]]["card"]).index(c)))
+
+
+def choose_hold(dice: list[int]) -> list[int]:
+    """Keep every die of the most common face (the higher on equal counts)."""
+    face = max(set(dice), key=lambda f: (dice.count(f), f))
+    return [i for i, d in enumerate(dice) if d == face]
+
+
+def play_turn(roll, score, state: dict, rerolls: int = 2) -> dict:
+    """One turn for the human seat to move: roll, up to `rerolls` rerolls, then the best category."""
+    state = roll([])
+    for _ in range(rerolls):
+        hold = choose_hold(state["dice"])
+        if len(hold) == 5 or state["rolls_left"] == 0:
+            break
+        state = roll(hold)
+    return score(best_option(state))
