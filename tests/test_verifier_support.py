@@ -1,0 +1,130 @@
+"""Helpers shared by the verifier tests (no tests here): logs made by the core, re-signing."""
+
+from __future__ import annotations
+
+import atexit
+import copy
+import functools
+import json
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from fairdice.bots import play_bots
+from fairdice.game import Game, Setup
+from fairdice.log import Signer, build_log, open_log
+from verifier.spec import canonical
+
+SERVER_KEY = bytes(range(32))
+SIGNER = Signer.from_private_bytes(SERVER_KEY)
+PUBLIC_HEX = SIGNER.public_key.hex()
+
+_tmp = Path(tempfile.mkdtemp(prefix="verifier-tests-"))
+atexit.register(shutil.rmtree, _tmp, True)
+
+
+def key_pem_file() -> Path:
+    path = _tmp / "server-key.pem"
+    if not path.exists():
+        pem = Ed25519PrivateKey.from_private_bytes(SERVER_KEY).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        path.write_bytes(pem)
+    return path
+
+
+@functools.cache
+def simulated(rules: str, bots: str, games: int, seed: int) -> Path:
+    """A directory of finished, signed logs made by `fairdice simulate`, signed with SERVER_KEY."""
+    out = _tmp / f"sim-{rules}-{bots.replace(',', '_')}-{games}-{seed}"
+    subprocess.run(["fairdice", "simulate", "--rules", rules, "--bots", bots,
+                    "--games", str(games), "--seed", str(seed), "--out", str(out), "--key", str(key_pem_file())],
+                   check=True, capture_output=True)
+    return out
+
+
+def load(path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def resign(doc: dict, signer: Signer = SIGNER) -> dict:
+    """The document signed again by `signer` (SPEC §6), as the server would have signed it."""
+    doc = copy.deepcopy(doc)
+    doc["header"]["public_key"] = signer.public_key.hex()
+    doc["header"]["key_id"] = signer.key_id
+    doc["commitment_signature"] = signer.sign(canonical(doc["header"]))
+    doc.pop("signature", None)
+    doc["signature"] = signer.sign(canonical(doc))
+    return doc
+
+
+def write(directory: Path, name: str, doc) -> Path:
+    path = Path(directory) / name
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return path
+
+
+def chase_hold(dice) -> list[int]:
+    """Keep every die of the most common face: makes five alike (and so jokers) frequent."""
+    best = max(range(1, 7), key=lambda f: (dice.count(f), f))
+    return [p for p, d in enumerate(dice) if d == best]
+
+
+def play_randomly(game: Game, rng: random.Random, on_options=None, stop_after: int | None = None) -> None:
+    """Humans play random but plausible moves (bots play their policy) until the game is over,
+    or until `stop_after` events. `on_options(game)` is called before every human score."""
+    while game.status == "playing" and (stop_after is None or len(game.events) < stop_after):
+        seat = game.current_seat
+        if game.setup.seats[seat].is_bot:
+            game_events = len(game.events)
+            play_bots(game)
+            if len(game.events) == game_events:
+                break
+            continue
+        made = game.rolls_made
+        if made == 0:
+            game.roll(seat)
+        elif made < 3 and len(set(game.dice)) > 1 and rng.random() < 0.8:
+            hold = chase_hold(list(game.dice)) if rng.random() < 0.85 else sorted(rng.sample(range(5), rng.randint(0, 5)))
+            game.roll(seat, hold)
+        else:
+            if on_options:
+                on_options(game)
+            legal = game.scoring_options()
+            five = [c for c in ("yahtzee", "yacht", "yatzy") if c in legal and len(set(game.dice)) == 1]
+            game.score(seat, five[0] if five and rng.random() < 0.8 else rng.choice(sorted(legal)))
+
+
+def random_setup(rng: random.Random, game_id: str, rules: str | None = None) -> Setup:
+    n = rng.randint(1, 4)
+    seats = [{"type": "human", "name": f"h{i}"} if rng.random() < 0.6 else
+             {"type": "bot", "bot": rng.choice(["greedy", "ev"])} for i in range(n)]
+    first = "random" if rng.random() < 0.5 else rng.randrange(n)
+    return Setup.build(game_id, rules or rng.choice(["yacht", "yatzy", "classic13"]), seats, first=first,
+                       upper_first=rng.random() < 0.25)
+
+
+def core_game(setup: Setup, seed: bytes, rng: random.Random, on_options=None, abandon_after=None,
+              finish: bool = True) -> tuple[Game, dict]:
+    """Play a game with the core and return (game, opened log header part)."""
+    game = Game(setup, server_seed=seed)
+    opened = open_log(game, SIGNER)
+    for s in setup.human_seats or [None]:
+        game.supply_client_seed(s, f"client seed {rng.random()} \u00e9\u4e2d\U0001F3B2")
+    if abandon_after is not None:
+        play_randomly(game, rng, on_options, stop_after=abandon_after)
+        if game.status == "playing":
+            game.abandon(rng.choice([None] + setup.human_seats))
+    elif finish:
+        play_randomly(game, rng, on_options)
+    return game, opened
+
+
+def core_log(setup: Setup, seed: bytes, rng: random.Random, **kw) -> dict:
+    game, opened = core_game(setup, seed, rng, **kw)
+    return build_log(opened, game, SIGNER)
