@@ -207,11 +207,16 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
             extra = sorted(set(seat) - {"type", "name", "bot"})
             if extra:
                 raise ApiError(400, "invalid_body", f"unknown seat field {extra[0]!r}; fields: type, name, bot")
+            if any(not isinstance(value, str) for value in seat.values()):
+                raise ApiError(400, "invalid_body", "a seat's type, name and bot must be strings")
         created = games.create(body["rules"], body["seats"], body.get("first", 0), body.get("upper_first", False))
         return _json_response(created, 201, {"Location": f"/v1/games/{created['game_id']}"})
 
     @app.get("/v1/games/<game_id>")
     def game_state(game_id):
+        unknown = sorted(set(request.args) - {"since", "limit"})
+        if unknown:
+            raise ApiError(400, "invalid_query", f"unknown query parameter {unknown[0]!r}; parameters: since, limit")
         since = _int_arg("since", 0, 0, 1_000_000)
         limit = _int_arg("limit", EVENTS_PAGE_MAX, 0, EVENTS_PAGE_MAX)
         return _json_response(games.state(game_id, since, limit))

@@ -152,6 +152,8 @@ def test_create_defaults(client):
     (b'{"rules": "yacht", "seats": {"type": "human"}}', 400, "invalid_body"),
     (b'{"rules": "yacht", "seats": ["human"]}', 400, "invalid_body"),
     (b'{"rules": "yacht", "seats": [{"type": "human", "hat": 1}]}', 400, "invalid_body"),
+    (b'{"rules": "yacht", "seats": [{"type": "bot", "bot": "ev", "name": {}}]}', 400, "invalid_body"),
+    (b'{"rules": "yacht", "seats": [{"type": "human", "name": null}]}', 400, "invalid_body"),
     (b'{"rules": "yacht", "seats": [{"type": "human"}], "first": true}', 400, "invalid_body"),
     (b'{"rules": "yacht", "seats": [{"type": "human"}], "upper_first": "yes"}', 400, "invalid_body"),
     (b'{"rules": "poker", "seats": [{"type": "human"}]}', 422, "unknown_rules"),
@@ -417,7 +419,7 @@ def test_state_paging_and_unknown(client):
     assert page["events"] == full["events"][2:5] and page["events_from"] == 2 and page["event_count"] == n
     assert client.get(f"/v1/games/{gid}?since={n + 5}").get_json()["events"] == []
     assert client.get(f"/v1/games/{gid}?limit=0").get_json()["events"] == []
-    for bad in ("since=-1", "since=x", "limit=1001", "limit=1.5"):
+    for bad in ("since=-1", "since=x", "limit=1001", "limit=1.5", "sort=asc"):
         assert_problem(client.get(f"/v1/games/{gid}?{bad}"), 400, "invalid_query")
     assert_problem(client.get("/v1/games/nope"), 404, "game_not_found")
     assert_problem(client.get("/v1/games/nope/log"), 404, "game_not_found")
