@@ -38,11 +38,12 @@ def app_server(app):
 
 
 class ServeProcess:
-    """`fairdice serve --port 0` in its own process group; the address is read from its first line."""
+    """`fairdice serve` in its own process group (port 0: a free one); the address is read from its output."""
 
-    def __init__(self, data_dir: Path, workers: int = 2, threads: int = 4, extra_env: dict | None = None):
+    def __init__(self, data_dir: Path, workers: int = 2, threads: int = 4, port: int = 0,
+                 extra_env: dict | None = None):
         self.data_dir = Path(data_dir)
-        self.workers, self.threads = workers, threads
+        self.workers, self.threads, self.port = workers, threads, port
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
         self.proc: subprocess.Popen | None = None
         self.url: str | None = None
@@ -50,7 +51,7 @@ class ServeProcess:
         self._reader: threading.Thread | None = None
 
     def start(self, timeout: float = 30.0) -> "ServeProcess":
-        cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+        cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads)]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env=self.env, cwd=REPO, start_new_session=True)
