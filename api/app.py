@@ -20,7 +20,7 @@ from fairdice.bots import BOTS
 from fairdice.errors import FairdiceError
 from fairdice.rules import RULESETS
 
-from . import problems
+from . import page, problems
 from .config import settings
 from .games import EVENTS_PAGE_MAX, Games
 from .keys import KeyRing
@@ -252,4 +252,5 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
         _body({})
         return _command_response(games.abandon(game_id, token, key))
 
+    page.register(app)  # the game page at / (api/page.py, api/static/)
     return app
