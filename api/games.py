@@ -18,16 +18,18 @@ from dataclasses import dataclass
 
 from fairdice import derive
 from fairdice.bots import play_bots
+from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, canonical, final_block, open_log, setup_from_header
 
 from .keys import KeyRing
 from .problems import ApiError
-from .store import DuplicateGame, GameNotFound, GameRecord, Store, StoreError
+from .store import Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Store, StoreError
 
 TOKEN_BYTES = 32
 GAME_ID_BYTES = 12  # 16 URL-safe characters
 EVENTS_PAGE_MAX = 1000
+MAX_ATTEMPTS = 50  # recomputations of one command overtaken by others on the same game
 
 
 def token_hash(token: str) -> str:
@@ -50,11 +52,16 @@ def not_found(game_id: str) -> ApiError:
 
 
 class Games:
-    def __init__(self, store: Store, keys: KeyRing, setup_cache: int = 4096):
+    def __init__(self, store: Store, keys: KeyRing, setup_cache: int = 4096, live_cache: int = 1024):
         self.store = store
         self.keys = keys
         self._setups: OrderedDict[str, Setup] = OrderedDict()
         self._setup_cache = setup_cache
+        # Games this process has just stored, by id: a command takes its game out and puts it back only once
+        # its events are committed.  A copy that another worker has overtaken cannot do harm: its append
+        # expects the old event count and gets Conflict, so the command is computed again on a fresh load.
+        self._live: OrderedDict[str, tuple[GameRecord, Game]] = OrderedDict()
+        self._live_cache = live_cache
 
     # --- creating -----------------------------------------------------------------
 
@@ -130,32 +137,61 @@ class Games:
                              lambda game, seat: game.abandon(seat))
 
     def _command(self, game_id, token, action, payload, idempotency_key, apply) -> Reply:
+        """Compute the command on the game as stored, then append its events only if no other
+        event was stored meanwhile (else compute again on the new history)."""
         presented = token_hash(token)
         fingerprint = hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
-        try:
-            with self.store.command(game_id) as tx:
-                seat = authenticate(tx.record, presented)
-                if idempotency_key is not None:
-                    seen = tx.recall(seat, idempotency_key)
-                    if seen is not None:
-                        if not hmac.compare_digest(seen.fingerprint, fingerprint):
-                            raise ApiError(422, "idempotency_key_reused",
-                                           "this Idempotency-Key was used for a different request on this game")
-                        return Reply(seen.status, seen.body, replayed=True)
-                game = self._restore(tx.record, tx.events())
-                before = len(game.events)
+        for _ in range(MAX_ATTEMPTS):
+            record, game, cached = self._take(game_id)
+            seat = authenticate(record, presented)
+            if idempotency_key is not None:
+                seen = self.store.recall(game_id, seat, idempotency_key)
+                if seen is not None:
+                    self._keep(record, game)
+                    return _replay(seen, fingerprint)
+            before = len(game.events)
+            try:
                 apply(game, seat)
-                play_bots(game)  # bots whose turn it is move now (a no-op while a human is to move)
-                tx.append(game.events[before:], game.status)
-                if game.over:
-                    signer = self.keys.signer_for(tx.record.key_id)
-                    tx.reveal(game.revealed_seed().hex(), _json(build_log(tx.record.opened, game, signer)))
-                body = _json(render_state(game, tx.record, since=before))
-                if idempotency_key is not None:
-                    tx.remember(seat, idempotency_key, fingerprint, 200, body)
-        except GameNotFound:
-            raise not_found(game_id) from None
-        return Reply(200, body)
+            except FairdiceError:  # refused; the core changed nothing
+                if cached and self.store.event_count(game_id) != before:
+                    continue  # refused on an outdated copy: judge it again on the stored game
+                self._keep(record, game)
+                raise
+            play_bots(game)  # bots whose turn it is move now (a no-op while a human is to move)
+            reveal = None
+            if game.over:
+                signer = self.keys.signer_for(record.key_id)
+                reveal = (game.revealed_seed().hex(), _json(build_log(record.opened, game, signer)))
+            body = _json(render_state(game, record, since=before))
+            remember = (Remember(seat, idempotency_key, fingerprint, 200, body)
+                        if idempotency_key is not None else None)
+            try:
+                seen = self.store.append(game_id, before, game.events[before:], game.status, reveal, remember)
+            except Conflict:
+                continue  # another request got there first; this copy is dropped
+            except GameNotFound:
+                raise not_found(game_id) from None
+            if seen is not None:  # a twin request with the same key got there first
+                return _replay(seen, fingerprint)
+            if not game.over:
+                self._keep(record, game)
+            return Reply(200, body)
+        raise Busy(f"game {game_id} changed {MAX_ATTEMPTS} times while this command was computed")
+
+    def _take(self, game_id: str) -> tuple[GameRecord, Game, bool]:
+        """The game as this process last stored it (removed from the cache while in use), else as loaded."""
+        entry = self._live.pop(game_id, None)
+        if entry is not None:
+            return entry[0], entry[1], True
+        snap = self.store.snapshot(game_id)
+        if snap is None:
+            raise not_found(game_id)
+        return snap.record, self._restore(snap.record, snap.events), False
+
+    def _keep(self, record: GameRecord, game: Game) -> None:
+        self._live[record.game_id] = (record, game)
+        if len(self._live) > self._live_cache:
+            self._live.popitem(last=False)
 
     # --- internals ----------------------------------------------------------------
 
@@ -177,6 +213,13 @@ class Games:
         if not hmac.compare_digest(game.commitment, record.opened["header"]["commitment"]):
             raise StoreError(f"game {record.game_id}: stored seed does not match its commitment")
         return game
+
+
+def _replay(seen, fingerprint: str) -> Reply:
+    if not hmac.compare_digest(seen.fingerprint, fingerprint):
+        raise ApiError(422, "idempotency_key_reused",
+                       "this Idempotency-Key was used for a different request on this game")
+    return Reply(seen.status, seen.body, replayed=True)
 
 
 def _player(seat):

@@ -1,20 +1,23 @@
 """Storage: the only module that knows SQL.
 
-The interface is small on purpose (`Store`, `CommandTx`), so that another
-database (PostgreSQL, with `SELECT ... FOR UPDATE` on the game row) can serve
-the same API from many stateless processes.  `SQLiteStore` is the embedded
-default:
+The interface is small on purpose (`Store`), so that another database
+(PostgreSQL: the same compare-and-append as `UPDATE games ... WHERE
+event_count = $expected` in one transaction) can serve the same API from many
+stateless processes.  `SQLiteStore` is the embedded default:
 
 - WAL mode, so readers never wait for the writer;
 - games (one row each) and events (append-only: triggers refuse UPDATE and
   DELETE), plus idempotency records keyed by game, seat and key;
-- every command is one transaction opened with `BEGIN IMMEDIATE`, which takes
-  SQLite's database write lock before anything is read.  The events are read
-  again inside that transaction, so two requests on one game, in one process
-  or in several gunicorn workers, are applied one after the other and a roll
-  is never consumed twice.  A process-wide file lock in front of
-  `BEGIN IMMEDIATE` makes waiting writers queue in the kernel instead of
-  polling SQLite's busy handler (which sleeps up to 100 ms between tries).
+- every command is written by one transaction, `BEGIN IMMEDIATE` (SQLite's
+  database write lock, held across processes), which re-reads the game's
+  event count and appends only if it is still the count the command was
+  computed from.  Events are append-only, so an equal count means the very
+  same history: two requests racing on one game, in one process or in several
+  gunicorn workers, can never both append after the same event, and a roll is
+  never consumed twice.  The loser gets `Conflict` and recomputes on the new
+  history.  A file lock in front of `BEGIN IMMEDIATE` makes waiting writers
+  queue in the kernel instead of polling SQLite's busy handler (which sleeps
+  up to 100 ms between tries).
 
 The store holds what it is given: server seeds arrive sealed (encrypted by
 the caller) and leave sealed; tokens arrive as hashes.
@@ -118,31 +121,24 @@ class Remembered:
     body: str
 
 
-class CommandTx(abc.ABC):
-    """One command on one game, inside one transaction that holds the game's write lock."""
-    record: GameRecord
+class Conflict(StoreError):
+    """The game has new events since the command was computed: compute it again."""
 
-    @abc.abstractmethod
-    def events(self) -> list[dict]: ...
 
-    @abc.abstractmethod
-    def recall(self, seat: int | None, key: str) -> Remembered | None: ...
-
-    @abc.abstractmethod
-    def remember(self, seat: int | None, key: str, fingerprint: str, status: int, body: str) -> None: ...
-
-    @abc.abstractmethod
-    def append(self, events: list[dict], status: str) -> None:
-        """Add events after the ones read, and set the game's status."""
-
-    @abc.abstractmethod
-    def reveal(self, seed_hex: str, final_log: str) -> None:
-        """The game is over: drop the sealed seed, store it revealed with the signed transcript."""
+@dataclass(frozen=True)
+class Remember:
+    """An answer to keep for retries with the same Idempotency-Key."""
+    seat: int | None
+    key: str
+    fingerprint: str
+    status: int
+    body: str
 
 
 class Store(abc.ABC):
     @abc.abstractmethod
-    def create_game(self, record: GameRecord) -> None: ...
+    def create_game(self, record: GameRecord) -> None:
+        """Store a new game (no events); DuplicateGame if the id is taken."""
 
     @abc.abstractmethod
     def snapshot(self, game_id: str) -> Snapshot | None:
@@ -152,8 +148,20 @@ class Store(abc.ABC):
     def final_log(self, game_id: str) -> str | None: ...
 
     @abc.abstractmethod
-    def command(self, game_id: str):
-        """Context manager yielding a CommandTx; commits on normal exit, rolls back on an exception."""
+    def event_count(self, game_id: str) -> int | None:
+        """How many events the game has (None: no such game)."""
+
+    @abc.abstractmethod
+    def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:
+        """The answer kept for this game, seat and Idempotency-Key, if any."""
+
+    @abc.abstractmethod
+    def append(self, game_id: str, expected_count: int, events: list[dict], status: str,
+               reveal: tuple[str, str] | None = None, remember: Remember | None = None) -> Remembered | None:
+        """One transaction: if `remember` names a key already answered, return that answer and write
+        nothing; if the game no longer has `expected_count` events, raise Conflict; otherwise append the
+        events, set the status, store the revealed seed and signed log (`reveal`: (seed hex, log JSON)) and
+        the answer to remember, and return None."""
 
     def close(self) -> None:
         pass
@@ -169,55 +177,6 @@ def _dumps(doc) -> str:
 
 def _seat_key(seat: int | None) -> int:
     return -1 if seat is None else seat
-
-
-class _SQLiteTx(CommandTx):
-    def __init__(self, conn: sqlite3.Connection, record: GameRecord):
-        self._conn = conn
-        self.record = record
-        self._events: list[dict] | None = None
-        self._appended = False
-
-    def events(self) -> list[dict]:
-        if self._events is None:
-            rows = self._conn.execute("SELECT body FROM events WHERE game_id = ? ORDER BY idx",
-                                      (self.record.game_id,)).fetchall()
-            self._events = [json.loads(body) for (body,) in rows]
-            if len(self._events) != self.record.event_count:
-                raise StoreError(f"game {self.record.game_id}: {len(self._events)} events stored, "
-                                 f"{self.record.event_count} counted")
-        return self._events
-
-    def recall(self, seat, key):
-        row = self._conn.execute("SELECT fingerprint, status, body FROM idempotency "
-                                 "WHERE game_id = ? AND seat = ? AND key = ?",
-                                 (self.record.game_id, _seat_key(seat), key)).fetchone()
-        return Remembered(*row) if row else None
-
-    def remember(self, seat, key, fingerprint, status, body):
-        self._conn.execute("INSERT INTO idempotency (game_id, seat, key, fingerprint, status, body, created_at) "
-                           "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                           (self.record.game_id, _seat_key(seat), key, fingerprint, status, body, _now()))
-
-    def append(self, events, status):
-        if self._appended:
-            raise StoreError("append once per command")
-        self._appended = True
-        start = self.record.event_count
-        self._conn.executemany("INSERT INTO events (game_id, idx, body) VALUES (?, ?, ?)",
-                               [(self.record.game_id, start + i, _dumps(e)) for i, e in enumerate(events)])
-        cur = self._conn.execute("UPDATE games SET event_count = ?, status = ?, updated_at = ? "
-                                 "WHERE game_id = ? AND event_count = ?",
-                                 (start + len(events), status, _now(), self.record.game_id, start))
-        if cur.rowcount != 1:
-            raise StoreError(f"game {self.record.game_id} changed under a command")
-        self.record.event_count = start + len(events)
-        self.record.status = status
-
-    def reveal(self, seed_hex, final_log):
-        self._conn.execute("UPDATE games SET seed_sealed = NULL, seed_revealed = ?, final_log = ? "
-                           "WHERE game_id = ?", (seed_hex, final_log, self.record.game_id))
-        self.record.seed_sealed, self.record.seed_revealed = None, seed_hex
 
 
 class SQLiteStore(Store):
@@ -295,7 +254,10 @@ class SQLiteStore(Store):
                 conn.execute("COMMIT")
         except sqlite3.OperationalError as exc:
             raise _translate(exc) from None
-        return Snapshot(self._record(row), [json.loads(body) for (body,) in rows])
+        record = self._record(row)
+        if len(rows) != record.event_count:
+            raise StoreError(f"game {game_id}: {len(rows)} events stored, {record.event_count} counted")
+        return Snapshot(record, [json.loads(body) for (body,) in rows])
 
     def final_log(self, game_id: str) -> str | None:
         row = self._conn().execute("SELECT final_log FROM games WHERE game_id = ?", (game_id,)).fetchone()
@@ -326,8 +288,17 @@ class SQLiteStore(Store):
             raise _translate(exc) from None
         record.created_at = now
 
-    @contextmanager
-    def command(self, game_id: str) -> Iterator[CommandTx]:
+    def event_count(self, game_id: str) -> int | None:
+        row = self._conn().execute("SELECT event_count FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        return row[0] if row else None
+
+    def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:
+        row = self._conn().execute("SELECT fingerprint, status, body FROM idempotency "
+                                   "WHERE game_id = ? AND seat = ? AND key = ?",
+                                   (game_id, _seat_key(seat), key)).fetchone()
+        return Remembered(*row) if row else None
+
+    def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
         conn = self._conn()
         with self._write_lock():
             try:
@@ -335,10 +306,33 @@ class SQLiteStore(Store):
             except sqlite3.OperationalError as exc:
                 raise _translate(exc) from None
             try:
-                row = conn.execute(f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?", (game_id,)).fetchone()
+                if remember is not None:
+                    row = conn.execute("SELECT fingerprint, status, body FROM idempotency "
+                                       "WHERE game_id = ? AND seat = ? AND key = ?",
+                                       (game_id, _seat_key(remember.seat), remember.key)).fetchone()
+                    if row is not None:
+                        conn.execute("ROLLBACK")
+                        return Remembered(*row)
+                row = conn.execute("SELECT event_count FROM games WHERE game_id = ?", (game_id,)).fetchone()
                 if row is None:
                     raise GameNotFound(game_id)
-                yield _SQLiteTx(conn, self._record(row))
+                if row[0] != expected_count:
+                    raise Conflict(f"game {game_id} has {row[0]} events, not {expected_count}")
+                now = _now()
+                conn.executemany("INSERT INTO events (game_id, idx, body) VALUES (?, ?, ?)",
+                                 [(game_id, expected_count + i, _dumps(e)) for i, e in enumerate(events)])
+                if reveal is None:
+                    conn.execute("UPDATE games SET event_count = ?, status = ?, updated_at = ? WHERE game_id = ?",
+                                 (expected_count + len(events), status, now, game_id))
+                else:
+                    conn.execute("UPDATE games SET event_count = ?, status = ?, updated_at = ?, seed_sealed = NULL, "
+                                 "seed_revealed = ?, final_log = ? WHERE game_id = ?",
+                                 (expected_count + len(events), status, now, reveal[0], reveal[1], game_id))
+                if remember is not None:
+                    conn.execute("INSERT INTO idempotency (game_id, seat, key, fingerprint, status, body, created_at) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                 (game_id, _seat_key(remember.seat), remember.key, remember.fingerprint,
+                                  remember.status, remember.body, now))
                 conn.execute("COMMIT")
             except BaseException as exc:
                 if conn.in_transaction:
@@ -346,6 +340,7 @@ class SQLiteStore(Store):
                 if isinstance(exc, sqlite3.OperationalError):
                     raise _translate(exc) from None
                 raise
+        return None
 
 
 def _translate(exc: sqlite3.OperationalError) -> Exception:

@@ -11,7 +11,7 @@ import pytest
 from api import create_app
 from api.config import settings
 from api.keys import KeyFileError, KeyRing, SeedBox
-from api.store import Busy, SQLiteStore
+from api.store import Busy, Conflict, GameNotFound, Remember, Remembered, SQLiteStore
 from fairdice.bots import BOTS
 from fairdice.client import verify_log
 from fairdice.game import Game
@@ -538,18 +538,24 @@ def test_seed_box_binds_the_game_id():
         SeedBox(b"j" * 32).open("game-a", sealed)
 
 
-def test_store_rejects_events_out_of_step(tmp_path):
+def test_store_appends_only_after_the_expected_history(tmp_path):
     store = SQLiteStore(tmp_path / "db.sqlite3")
     app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path)}, store=store)
-    client = app.test_client()
-    created = create(client)
-    with store.command(created["game_id"]) as tx:
-        assert tx.events() == []
-    with pytest.raises(Exception):
-        with store.command(created["game_id"]) as tx:
-            tx.append([{"type": "abandon", "seat": None}], "abandoned")
-            tx.append([{"type": "abandon", "seat": None}], "abandoned")
-    assert store.snapshot(created["game_id"]).events == []  # rolled back
+    created = create(app.test_client())
+    gid = created["game_id"]
+    seed = {"type": "client_seed", "seat": 0, "client_seed": "s"}
+    assert store.append(gid, 0, [seed], "awaiting_client_seed") is None
+    with pytest.raises(Conflict):  # computed on the history before that event: refused
+        store.append(gid, 0, [seed], "awaiting_client_seed")
+    keep = Remember(0, "k", "f" * 64, 200, '{"x":1}')
+    assert store.append(gid, 1, [{"type": "abandon", "seat": 0}], "abandoned", remember=keep) is None
+    assert store.append(gid, 2, [], "abandoned", remember=keep) == Remembered("f" * 64, 200, '{"x":1}')
+    assert store.recall(gid, 0, "k") == Remembered("f" * 64, 200, '{"x":1}') and store.recall(gid, 1, "k") is None
+    snap = store.snapshot(gid)
+    assert snap.events == [seed, {"type": "abandon", "seat": 0}] and snap.record.status == "abandoned"
+    assert store.event_count(gid) == 2 and store.event_count("nope") is None
+    with pytest.raises(GameNotFound):
+        store.append("nope", 0, [], "playing")
 
 
 def test_settings_precedence(tmp_path):

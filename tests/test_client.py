@@ -1,0 +1,213 @@
+"""fairdice.client and `fairdice play` against the API served on a loopback port (in a thread)."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+
+import pytest
+import requests
+from requests.adapters import HTTPAdapter
+
+from api import create_app
+from fairdice import play as play_mod
+from fairdice.client import ApiError, Client, verify_log
+from fairdice.rules import RULESETS
+from test_api_helpers import app_server, best_option, choose_hold
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("client"))})
+    with app_server(app) as base:
+        yield base
+
+
+def play_out(game):
+    state = game.state
+    while state["status"] == "playing":
+        state = game.roll()
+        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
+            state = game.roll(choose_hold(state["dice"]))
+        state = game.score(best_option(state))
+    return state
+
+
+def test_a_whole_game_and_its_log(url):
+    api = Client(url)
+    assert api.health() == {"status": "ok"}
+    assert [r["id"] for r in api.rules()] == list(RULESETS)
+    game = api.new_game("classic13", bot="ev", name="ann", first="random")
+    state = game.join()
+    assert len(game.client_seed) == 32 and state["status"] == "playing"
+    state = play_out(game)
+    assert state["status"] == "finished" and state["final"]["server_seed"]
+    result = game.verify()
+    assert result.ok, result.problems
+    assert result.checked_by[0] == "fairdice.client"
+    try:
+        import verifier  # noqa: F401
+        assert "verifier" in result.checked_by
+    except ImportError:
+        pass
+
+
+def test_refusals_raise_api_error(url):
+    api = Client(url)
+    game = api.new_game("yatzy", bot="greedy")
+    with pytest.raises(ApiError) as err:
+        game.roll()
+    assert err.value.status == 409 and err.value.code == "not_playing"
+    game.join("my seed")
+    game.roll()
+    with pytest.raises(ApiError) as err:
+        game.score("yahtzee")
+    assert err.value.status == 422 and err.value.code == "unknown_category" and "yatzy" in err.value.allowed
+    with pytest.raises(ApiError) as err:
+        api.state("no-such-game")
+    assert err.value.status == 404
+    with pytest.raises(ApiError) as err:
+        api.create_game("yacht", [{"type": "bot", "bot": "nobody"}])
+    assert err.value.code == "unknown_bot"
+    state = game.abandon()
+    assert state["status"] == "abandoned"
+    assert game.verify().ok
+
+
+class LoseFirstAnswer(HTTPAdapter):
+    """Delivers each POST to the server, then pretends the connection dropped (once per request)."""
+
+    def __init__(self):
+        super().__init__()
+        self.dropped = set()
+
+    def send(self, request, **kwargs):
+        response = super().send(request, **kwargs)
+        key = request.headers.get("Idempotency-Key")
+        if request.method == "POST" and key and key not in self.dropped:
+            self.dropped.add(key)
+            raise requests.ConnectionError("connection reset after the server answered")
+        return response
+
+
+def test_lost_answers_are_retried_without_a_second_roll(url):
+    session = requests.Session()
+    adapter = LoseFirstAnswer()
+    session.mount("http://", adapter)
+    api = Client(url, session=session, backoff=0.0)
+    game = api.new_game("classic13", bot="ev")
+    game.join()
+    state = game.roll()
+    assert state["rolls_made"] == 1
+    state = game.roll([0, 1])
+    assert state["rolls_made"] == 2
+    plain = Client(url)
+    events = plain.state(game.game_id)["events"]
+    assert [e["roll"] for e in events if e["type"] == "roll"] == [1, 2]
+    assert len(adapter.dropped) == 3  # client seed, two rolls: each delivered twice, applied once
+
+
+def test_verify_log_catches_tampering(url):
+    api = Client(url)
+    game = api.new_game("yacht", bot=None)
+    game.join()
+    play_out(game)
+    log = game.log()
+    key = api.keys()[0]["public_key"]
+    assert verify_log(log, key).ok
+
+    def broken(change):
+        doc = json.loads(json.dumps(log))
+        change(doc)
+        return verify_log(doc, key)
+
+    def dice(doc):
+        roll = next(e for e in doc["events"] if e["type"] == "roll")
+        roll["dice"] = [1, 2, 3, 4, 5] if roll["dice"] != [1, 2, 3, 4, 5] else [2, 3, 4, 5, 6]
+
+    def total(doc):
+        doc["final"]["totals"][0]["total"] += 1
+
+    def unsigned(doc):
+        del doc["signature"]
+
+    def seed(doc):
+        doc["final"]["server_seed"] = "00" * 32
+
+    def header(doc):
+        doc["header"]["rules"] = "yatzy"
+
+    for change in (dice, total, unsigned, seed, header):
+        result = broken(change)
+        assert not result.ok and result.problems, change.__name__
+    assert not verify_log(log, "11" * 32).ok
+    assert not verify_log({"format": "something else"}).ok
+
+
+def test_check_commitment_refuses_a_foreign_key(url):
+    api = Client(url)
+    game = api.new_game("yacht", bot="ev")
+    game.created["header"] = {**game.created["header"], "public_key": "22" * 32}
+    with pytest.raises(ValueError):
+        game.join()
+
+
+# --- fairdice play ------------------------------------------------------------------------------
+
+def play_args(url, **extra):
+    parser = argparse.ArgumentParser()
+    play_mod.configure(parser)
+    argv = ["--url", url]
+    for name, value in extra.items():
+        flag = "--" + name.replace("_", "-")
+        argv += [flag] if value is True else [flag, str(value)]
+    return parser.parse_args(argv)
+
+
+def session(url, lines, **extra):
+    feed = iter(lines)
+
+    def read(prompt):
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    out = io.StringIO()
+    code = play_mod.play(Client(url), play_args(url, **extra), play_mod.Terminal(read, out))
+    return code, out.getvalue()
+
+
+def test_play_a_whole_game_in_the_terminal(url, tmp_path):
+    lines = ["h", "c", "r 0", "x", "s"]
+    for category in RULESETS["yacht"].category_ids:  # yacht has no forced joker: every box in turn is legal
+        lines += ["r", "r 0 1", f"s {category}"]
+    saved = tmp_path / "game.json"
+    code, out = session(url, lines, rules="yacht", bot="greedy", save_log=str(saved), client_seed="terminal")
+    assert code == 0, out
+    assert "the server committed to its seed" in out and "your client seed: terminal" in out
+    assert "commands:" in out and "refused:" in out and "unknown command 'x'" in out
+    assert "dice " in out and "options:" in out and "greedy bot rolled" in out
+    assert ("wins" in out or "a draw" in out) and "server seed revealed:" in out
+    assert "log verified" in out
+    log = json.loads(saved.read_text())
+    assert log["final"]["status"] == "finished" and log["header"]["rules"] == "yacht"
+    assert {"type": "client_seed", "seat": 0, "client_seed": "terminal"} in log["events"]
+
+
+def test_play_prefixes_quit_and_eof(url):
+    code, out = session(url, ["r", "s f", "s full", "q"], rules="classic13", bot="ev", first="1")
+    assert code == 0
+    assert "ambiguous: fours, fives, four_of_a_kind, full_house" in out or "ambiguous:" in out
+    assert "full_house:" in out and "game abandoned" in out and "server seed revealed" in out
+    assert "ev bot rolled" in out  # the bot played first
+    code, out = session(url, ["r"], rules="yatzy", bot="ev")  # input ends: the game is abandoned
+    assert code == 0 and "game abandoned" in out and "log verified" in out
+
+
+def test_play_without_a_server_or_with_an_unknown_bot(url):
+    code, out = session("http://127.0.0.1:9", [], rules="yacht")
+    assert code == 2 and "fairdice serve" in out
+    code, out = session(url, [], rules="yacht", bot="oracle")
+    assert code == 2 and "unknown bot 'oracle'" in out
