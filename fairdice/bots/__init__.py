@@ -7,6 +7,7 @@ from .base import Decision, Policy, Position
 from .policies import ExpectedValue, Greedy
 
 BOTS: dict[str, Policy] = {p.id: p for p in (Greedy(), ExpectedValue())}
+from .optimal import Optimal; BOTS[Optimal.id] = Optimal()  # noqa: E402,E702 (one-line registration)
 
 
 def position_of(game: Game) -> Position:
