@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
-from .spec import (CATEGORIES, UPPER, Deriver, canonical, options, sha256_hex, upper_bonus,
+from .spec import (CATEGORIES, UPPER, Deriver, canonical, options, score_box, sha256_hex, upper_bonus,
                    yahtzee_bonus)
 
 CHECKS = (
@@ -74,7 +74,12 @@ def is_hex(x, n: int) -> bool:
 
 
 def is_dice(x) -> bool:
-    return type(x) is list and len(x) == 5 and all(is_int(d) and 1 <= d <= 6 for d in x)
+    """Five faces: integers 1..6 (written out: this runs for every roll)."""
+    if type(x) is not list or len(x) != 5:
+        return False
+    a, b, c, d, e = x
+    return (type(a) is int and type(b) is int and type(c) is int and type(d) is int and type(e) is int
+            and 0 < a < 7 and 0 < b < 7 and 0 < c < 7 and 0 < d < 7 and 0 < e < 7)
 
 
 def client_seed_ok(text) -> bool:
@@ -91,7 +96,10 @@ EVENT_FIELDS = {
               "upper_bonus", "total"),
     "abandon": ("type", "seat"),
 }
+EVENT_KEYS = {kind: set(names) for kind, names in EVENT_FIELDS.items()}
+SCORE_FIELDS = ("points", "joker", "yahtzee_bonus", "upper_bonus", "total")
 TOTAL_PARTS = ("upper", "upper_bonus", "lower", "yahtzee_bonus", "total")
+HOLDS = {tuple(p for p in range(5) if mask >> p & 1) for mask in range(32)}  # every sorted set of positions
 
 
 def first_difference(expected, found, path: str):
@@ -171,6 +179,9 @@ class Verification:
                 self.fail("log.format", None, name, "present", "missing")
             elif not good(doc[name]):
                 self.fail("log.format", None, name, wanted, doc[name])
+        for name in ("commitment_signature", "signature"):  # absent when removed; never anything but text
+            if name in doc and not isinstance(doc[name], str):
+                self.fail("log.format", None, name, "a hex string, or no such field (unsigned)", doc[name])
         for name in doc.keys() - need.keys() - {"commitment_signature", "signature"}:
             self.fail("log.format", None, name, "no such field", doc[name])
         if self.r.checks["log.format"] == "fail":
@@ -250,7 +261,7 @@ class Verification:
                 self.fail("log.key", None, "header.public_key",
                           "a trusted key: " + ", ".join(k.hex() for k in signers), h["public_key"])
         self.passed("log.key")
-        present = [doc.get("commitment_signature") is not None, doc.get("signature") is not None]
+        present = ["commitment_signature" in doc, "signature" in doc]
         self.r.signed = all(present)
         if present[0]:
             if not any(keys.signature_valid(k, doc["commitment_signature"], canonical(h)) for k in signers):
@@ -283,18 +294,31 @@ class Verification:
 
     # -- the replay (SPEC §2.2-§4)
     def event_format(self, i: int, ev) -> None:
-        if type(ev) is not dict or not isinstance(ev.get("type"), str) or ev["type"] not in EVENT_FIELDS:
+        """log.format for one event: its type, exactly its fields, and their JSON types."""
+        kind = ev.get("type") if type(ev) is dict else None
+        if not isinstance(kind, str) or kind not in EVENT_FIELDS:
             self.stop("log.format", i, "type", "one of " + ", ".join(EVENT_FIELDS),
-                      ev.get("type") if type(ev) is dict else ev)
-        names = EVENT_FIELDS[ev["type"]]
-        if set(ev) != set(names):
+                      kind if type(ev) is dict else ev)
+        names = EVENT_FIELDS[kind]
+        if ev.keys() != EVENT_KEYS[kind]:
             self.stop("log.format", i, ",".join(sorted(set(ev) ^ set(names))), list(names), sorted(ev))
+        if kind == "roll":  # the common cases first, in one expression
+            if (type(ev["seat"]) is int and type(ev["turn"]) is int and type(ev["roll"]) is int
+                    and type(ev["hold"]) is list and (not ev["hold"] or all(type(p) is int for p in ev["hold"]))
+                    and is_dice(ev["dice"])):
+                return
+        elif kind == "score":
+            if (type(ev["seat"]) is int and type(ev["turn"]) is int and type(ev["category"]) is str
+                    and type(ev["points"]) is int and type(ev["joker"]) is bool and type(ev["yahtzee_bonus"]) is int
+                    and type(ev["upper_bonus"]) is int and type(ev["total"]) is int):
+                return
         n = self.n_seats
         for name in names[1:]:
             v = ev[name]
             if name == "seat":
-                good = (is_int(v) and 0 <= v < n) or (v is None and ev["type"] != "roll"
-                                                      and ev["type"] != "score")
+                good = is_int(v) or (v is None and kind in ("client_seed", "abandon"))
+                if kind == "abandon" and is_int(v):
+                    good = 0 <= v < n
             elif name in ("turn", "roll", "points", "yahtzee_bonus", "upper_bonus", "total"):
                 good = is_int(v)
             elif name == "first":
@@ -315,26 +339,104 @@ class Verification:
                 self.stop("log.format", i, name, "see SPEC §5.3", v)
 
     def replay_events(self) -> None:
+        """Replay the events in order (SPEC §2.2-§4), re-deriving the dice from the revealed seed
+        (without a revealed seed: taking the logged dice, so that the rest can still be checked)."""
         h, events = self.doc["header"], self.doc["events"]
         self.n_seats = n = len(h["seats"])
         rules, upper_first = h["rules"], h["upper_first"]
         cats = CATEGORIES[rules]
         self.boxes = [dict.fromkeys(cats) for _ in range(n)]
         self.bonus = [[0, 0] for _ in range(n)]  # per seat: upper bonus, Yahtzee bonuses
+        filled, total = [0] * n, [0] * n  # per seat: boxes filled, running total
         humans = [s for s, seat in enumerate(h["seats"]) if seat["type"] == "human"]
-        senders = humans or [None]
+        senders = humans or [None]  # who sends a client seed: the human seats, else the operator
         seeds: dict = {}
-        phase, cur, rolls, dice, held = "seeds", None, 0, [0] * 5, ()
+        phase = "seeds"  # then "play", then "over" or "abandoned"
+        cur, rolls, dice = None, 0, [0] * 5
         derive: Deriver | None = None
+        is_bot = [seat["type"] == "bot" for seat in h["seats"]] if self.bots is not None else [False] * n
         lines = self.r.replay = [] if self.verbose else None
-        fresh = [0] * (6 * 6 * 3 * 5) if self.audit else None  # [seat][roll-1][position][face-1]
-        n_rolls = 0
+        fresh = [0] * (6 * 3 * 5 * 6) if self.audit else None  # [seat][roll-1][position][face-1]
+        n_rolls, turn_text = 0, ""
+        seen = set()  # kinds of events met, to mark their checks as passed once
         if self.bots is not None:
             self.check_bot_identities()
-        turn_text = ""
         for i, ev in enumerate(events):
             self.event_format(i, ev)
             kind = ev["type"]
+            seen.add(kind)
+            if phase == "play" and (kind == "roll" or kind == "score"):
+                # -- the seat and turn whose move it is (turn.order)
+                turn = filled[cur] + 1
+                if ev["seat"] != cur:
+                    self.stop("turn.order", i, "seat", cur, ev["seat"])
+                if ev["turn"] != turn:
+                    self.stop("turn.order", i, "turn", turn, ev["turn"])
+                if is_bot[cur] and rolls > 0:
+                    self.check_bot_decision(i, ev, cur, turn, rolls, dice, derive)
+                if kind == "roll":
+                    # -- roll.count, roll.hold, roll.dice
+                    if rolls >= 3 or ev["roll"] != rolls + 1:
+                        self.stop("roll.count", i, "roll", rolls + 1 if rolls < 3 else "a box after the third roll",
+                                  ev["roll"])
+                    hold = ev["hold"]
+                    if hold and (rolls == 0 or tuple(hold) not in HOLDS):
+                        self.stop("roll.hold", i, "hold", "[] on roll 1" if rolls == 0
+                                  else "sorted distinct positions 0..4", hold)
+                    rolls += 1
+                    logged = ev["dice"]
+                    new = derive.roll(cur, turn, rolls) if derive else logged
+                    dice = [dice[p] if p in hold else new[p] for p in range(5)] if hold else new
+                    if dice != logged:
+                        for p in range(5):
+                            if dice[p] != logged[p]:
+                                self.fail("roll.dice", i, f"dice[{p}]", dice[p], logged[p])
+                    n_rolls += 1
+                    if fresh is not None:
+                        for p in range(5):
+                            if p not in hold:
+                                fresh[((cur * 3 + rolls - 1) * 5 + p) * 6 + dice[p] - 1] += 1
+                    if lines is not None:
+                        turn_text += (f"  seat {cur} turn {turn}:" if rolls == 1 else "") + " " + " ".join(
+                            f"[{d}]" if p in hold else str(d) for p, d in enumerate(dice)) + " |"
+                else:
+                    # -- roll.count, score.category, score.points
+                    if rolls == 0:
+                        self.stop("roll.count", i, "type", "roll (a turn begins with a roll)", kind)
+                    cat, boxes = ev["category"], self.boxes[cur]
+                    if cat not in boxes:
+                        self.stop("score.category", i, "category", "a category of %s" % rules, cat)
+                    if boxes[cat] is not None:
+                        self.stop("score.category", i, "category", "an open box", f"{cat} (already filled)")
+                    scored = score_box(rules, boxes, dice, cat, upper_first)
+                    if scored is None:
+                        self.stop("score.category", i, "category",
+                                  "one of " + ", ".join(options(rules, boxes, dice, upper_first)), cat)
+                    pts, joker = scored
+                    yb = yahtzee_bonus(rules, boxes, dice)
+                    ub = upper_bonus(rules, boxes, cat, pts)
+                    boxes[cat] = pts
+                    self.bonus[cur][0] += ub
+                    self.bonus[cur][1] += yb
+                    total[cur] += pts + ub + yb
+                    mine = (pts, joker, yb, ub, total[cur])
+                    theirs = (ev["points"], ev["joker"], ev["yahtzee_bonus"], ev["upper_bonus"], ev["total"])
+                    if mine != theirs:
+                        for name, m, t in zip(SCORE_FIELDS, mine, theirs):
+                            if m != t:
+                                self.fail("score.points", i, name, m, t)
+                    if lines is not None:
+                        extra = "".join(s for s, on in ((" joker", joker), (f" +{ub} upper bonus", ub),
+                                                        (f" +{yb} Yahtzee bonus", yb)) if on)
+                        lines.append(f"{turn_text} {cat} {pts}{extra} (total {total[cur]})")
+                        turn_text = ""
+                    rolls = 0
+                    filled[cur] += 1
+                    if sum(filled) == n * len(cats):
+                        phase = "over"
+                    else:
+                        cur = (cur + 1) % n
+                continue
             if phase in ("over", "abandoned"):
                 self.stop("game.complete", i, "type",
                           "no event after " + ("the last box" if phase == "over" else "the abandon event"), kind)
@@ -354,99 +456,37 @@ class Verification:
                         self.fail("client_seed.valid", i, "client_seed", "1 to 256 printable characters",
                                   ev["client_seed"])
                     seeds[s] = ev["client_seed"]
-                self.passed("client_seed.valid")
             elif kind == "start":
                 if phase != "seeds":
                     self.stop("turn.order", i, "type", "roll or score", kind)
                 missing = [s for s in senders if s not in seeds]
                 if missing:
                     self.fail("client_seed.valid", i, "type", "a client seed from seat(s) %s first" % missing, kind)
-                client_seeds = [seeds[s] for s in senders if s in seeds]
+                client_seeds = [seeds[s] for s in senders if s in seeds]  # in seat order (§2.2)
                 if self.seed is not None:
                     derive = Deriver(self.seed, h["game_id"], client_seeds)
                 cur = self.check_start(i, ev, h["first"], derive)
                 phase = "play"
-                self.passed("client_seed.valid", "start.first")
                 if lines is not None:
-                    lines.append(f"  start: seat {cur} plays first"
-                                 + (f" (roll-off: {self.rolloff_text(ev['rolloff'])})" if h["first"] == "random" else ""))
+                    lines.append(f"  start: seat {cur} plays first" + (
+                        f" (roll-off: {self.rolloff_text(ev['rolloff'])})" if h["first"] == "random" else ""))
             elif kind == "abandon":
                 phase = "abandoned"
                 if lines is not None:
                     if turn_text:
-                        lines.append(turn_text)
-                    lines.append("  abandoned by " + ("the server" if ev["seat"] is None else f"seat {ev['seat']}"))
-            else:  # roll or score: the seat and turn whose move it is
-                if phase != "play":
-                    self.stop("turn.order", i, "type", "start before any roll or score", kind)
-                turn = n_filled = sum(v is not None for v in self.boxes[cur].values())
-                turn += 1
-                if ev["seat"] != cur:
-                    self.stop("turn.order", i, "seat", cur, ev["seat"])
-                if ev["turn"] != turn:
-                    self.stop("turn.order", i, "turn", turn, ev["turn"])
-                self.passed("turn.order")
-                if self.bots is not None and rolls > 0 and h["seats"][cur]["type"] == "bot":
-                    self.check_bot_decision(i, ev, cur, turn, rolls, dice, derive)
-                if kind == "roll":
-                    if rolls >= 3 or ev["roll"] != rolls + 1:
-                        self.stop("roll.count", i, "roll", rolls + 1 if rolls < 3 else "a box after the third roll",
-                                  ev["roll"])
-                    hold = ev["hold"]
-                    good = [] if rolls == 0 else sorted(set(p for p in hold if 0 <= p <= 4))
-                    if hold != good:
-                        self.stop("roll.hold", i, "hold", "[] on roll 1" if rolls == 0
-                                  else "sorted distinct positions 0..4", hold)
-                    self.passed("roll.count", "roll.hold")
-                    rolls += 1
-                    new = derive.roll(cur, turn, rolls) if derive else ev["dice"]
-                    dice = [dice[p] if p in hold else new[p] for p in range(5)]
-                    for p in range(5):
-                        self.expect("roll.dice", i, f"dice[{p}]", dice[p], ev["dice"][p])
-                        if fresh is not None and p not in hold:
-                            fresh[((cur * 3 + rolls - 1) * 5 + p) * 6 + dice[p] - 1] += 1
-                    self.passed("roll.dice")
-                    n_rolls += 1
-                    held = hold
-                    if lines is not None:
-                        if rolls == 1:
-                            turn_text = f"  seat {cur} turn {turn}:"
-                        turn_text += " " + " ".join(f"[{d}]" if p in held else str(d) for p, d in enumerate(dice)) + " |"
-                else:  # score
-                    if rolls == 0:
-                        self.stop("roll.count", i, "type", "roll (a turn begins with a roll)", kind)
-                    self.passed("roll.count")
-                    cat, boxes = ev["category"], self.boxes[cur]
-                    if cat not in boxes:
-                        self.stop("score.category", i, "category", "a category of %s" % rules, cat)
-                    if boxes[cat] is not None:
-                        self.stop("score.category", i, "category", "an open box", f"{cat} (already filled)")
-                    legal = options(rules, boxes, dice, upper_first)
-                    if cat not in legal:
-                        self.stop("score.category", i, "category", "one of " + ", ".join(legal), cat)
-                    self.passed("score.category")
-                    pts, joker = legal[cat]
-                    yb = yahtzee_bonus(rules, boxes, dice)
-                    ub = upper_bonus(rules, boxes, cat, pts)
-                    boxes[cat] = pts
-                    self.bonus[cur][0] += ub
-                    self.bonus[cur][1] += yb
-                    total = self.totals(cur)["total"]
-                    for name, value in (("points", pts), ("joker", joker), ("yahtzee_bonus", yb),
-                                        ("upper_bonus", ub), ("total", total)):
-                        self.expect("score.points", i, name, value, ev[name])
-                    self.passed("score.points")
-                    if lines is not None:
-                        extra = "".join(s for s, on in ((" joker", joker), (f" +{ub} upper bonus", ub),
-                                                        (f" +{yb} Yahtzee bonus", yb)) if on)
-                        lines.append(f"{turn_text} {cat} {pts}{extra} (total {total})")
+                        lines.append(turn_text + " (turn not finished)")
                         turn_text = ""
-                    rolls = 0
-                    if n_filled + 1 == len(cats) and all(None not in b.values() for b in self.boxes):
-                        phase = "over"
-                    else:
-                        cur = (cur + 1) % n
+                    lines.append("  abandoned by " + ("the server" if ev["seat"] is None else f"seat {ev['seat']}"))
+            else:  # a roll or a score before play began
+                self.stop("turn.order", i, "type", "start before any roll or score", kind)
         self.phase = phase
+        self.passed("client_seed.valid")
+        if "start" in seen:
+            self.passed("start.first")
+        if "roll" in seen:
+            self.passed("turn.order", "roll.count", "roll.hold", "roll.dice")
+        if "score" in seen:
+            self.passed("score.category", "score.points")
         if lines is not None and turn_text:
             lines.append(turn_text + " (turn not finished)")
         if fresh is not None:

@@ -35,6 +35,11 @@ def sha256_hex(data: bytes) -> str:
 # -------------------------------------------------------------- §2.3 derivation
 
 
+PACK_4_U32 = struct.Struct(">IIII").pack
+FACE_OF_BYTE = bytes(b % 6 + 1 for b in range(256))
+REJECTED_BYTES = bytes(range(252, 256))
+
+
 class Deriver:
     """Draws the numbers of one game from its server seed, game id and client seeds."""
 
@@ -42,6 +47,7 @@ class Deriver:
         self.key = server_seed
         self.tail = field(game_id) + u32(len(client_seeds)) + b"".join(field(c) for c in client_seeds)
         self.prefix = {p: field(SCHEME) + field(p) + self.tail for p in ("roll", "rolloff", "tiebreak")}
+        self.roll_prefix = self.prefix["roll"]
 
     def message(self, purpose: str, *numbers: int) -> bytes:
         """msg(purpose, n1, n2, ...) of SPEC §2.3 (without the block counter)."""
@@ -64,7 +70,10 @@ class Deriver:
         return [d + 1 for d in self.draw(self.message(purpose, *numbers), 5, 6)]
 
     def roll(self, seat: int, turn: int, roll: int) -> list[int]:
-        return self.five_dice("roll", seat, turn, roll)
+        # the same as five_dice("roll", seat, turn, roll), with block(0) inlined: it is the hot path
+        block = hmac.digest(self.key, self.roll_prefix + PACK_4_U32(seat, turn, roll, 0), "sha256")
+        faces = block.translate(FACE_OF_BYTE, REJECTED_BYTES)  # drop bytes 252..255, map b to b % 6 + 1
+        return list(faces[:5]) if len(faces) >= 5 else self.five_dice("roll", seat, turn, roll)
 
     def rolloff(self, round_: int, seat: int) -> list[int]:
         return self.five_dice("rolloff", round_, seat)
@@ -156,24 +165,29 @@ def points(rules: str, category: str, dice) -> int:
     raise KeyError(f"{category!r} is not a category of {rules!r}")
 
 
-def options(rules: str, boxes: dict, dice, upper_first: bool) -> dict[str, tuple[int, bool]]:
-    """Every box the dice may legally go into now: {category: (points, joker)}.
-
-    `boxes` maps every category of the rule set to its points, or None while open.
-    Implements scratching, the house rule upper_first (§3.4) and the forced joker (§3.3)."""
-    open_boxes = [c for c in CATEGORIES[rules] if boxes[c] is None]
-    if upper_first and any(boxes[c] is None for c in UPPER):
-        open_boxes = [c for c in open_boxes if c in UPPER]
-    five_alike = len(set(dice)) == 1
-    if rules == "classic13" and five_alike and boxes["yahtzee"] is not None:
+def score_box(rules: str, boxes: dict, dice, category: str, upper_first: bool):
+    """(points, joker) for recording the dice in `category` now, or None when that box is not
+    legal: filled, closed by the house rule upper_first (§3.4), or excluded by the forced joker (§3.3).
+    `boxes` maps every category of the rule set to its points, or None while open."""
+    if boxes[category] is not None:
+        return None
+    lower_closed = upper_first and None in (boxes[c] for c in UPPER)
+    if lower_closed and category not in UPPER:
+        return None
+    if rules == "classic13" and boxes["yahtzee"] is not None and dice.count(dice[0]) == 5:
         face_box = UPPER[dice[0] - 1]
-        if face_box in open_boxes:
-            return {face_box: (5 * dice[0], False)}
-        lower = [c for c in open_boxes if c not in UPPER]
-        if lower:
-            return {c: (JOKER_POINTS.get(c, sum(dice)), True) for c in lower}
-        return {c: (0, False) for c in open_boxes}
-    return {c: (points(rules, c, dice), False) for c in open_boxes}
+        if boxes[face_box] is None:  # the upper box of that face, if open, is the only legal box
+            return (5 * dice[0], False) if category == face_box else None
+        if category not in UPPER:  # any open lower box, scored as a joker
+            return JOKER_POINTS.get(category, sum(dice)), True
+        lower_open = not lower_closed and None in (boxes[c] for c in CATEGORIES[rules] if c not in UPPER)
+        return None if lower_open else (0, False)  # an upper box only when no lower box may be used
+    return points(rules, category, dice), False
+
+
+def options(rules: str, boxes: dict, dice, upper_first: bool) -> dict[str, tuple[int, bool]]:
+    """Every box the dice may legally go into now: {category: (points, joker)}."""
+    return {c: o for c in CATEGORIES[rules] if (o := score_box(rules, boxes, dice, c, upper_first))}
 
 
 def yahtzee_bonus(rules: str, boxes: dict, dice) -> int:
