@@ -155,6 +155,13 @@ def api_get(server, path):
         return json.load(resp)
 
 
+def api_post(server, path, body, token=None):
+    headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
+    req = urllib.request.Request(server + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+    with urllib.request.urlopen(req, timeout=30) as resp:
+        return json.load(resp)
+
+
 # ------------------------------------------------------------------ page helpers
 
 IDLE = "() => !document.body.classList.contains('busy')"
@@ -229,6 +236,22 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
     assert "roll.dice" in failed and "sig.final" in failed
     assert [r["index"] for r in report["rolls"] if not r["ok"]] == [idx]
 
+    # a roll-off (first: "random") among three bots, played by the server: it re-derives too
+    created = api_post(server, "/v1/games", {"rules": "yacht", "first": "random",
+                                             "seats": [{"type": "bot", "bot": "greedy"}] * 3})
+    api_post(server, f"/v1/games/{created['game_id']}/client-seed", {"client_seed": "operator ✓"},
+             created["tokens"][0]["token"])
+    served = api_get(server, f"/v1/games/{created['game_id']}/log")
+    keys = [k["public_key"] for k in api_get(server, "/v1/keys")["keys"]]
+    report = page.evaluate("""async ([log, keys]) =>
+        (await import('./ui/verify.js')).verifyLog(log, {trustedKeys: keys})""", [served, keys])
+    assert report["ok"] and all(c["ok"] for c in report["checks"]), report["checks"]
+    assert len(report["rolloff"]) >= 3 and all(r["ok"] for r in report["rolloff"])
+    start = next(e for e in served["events"] if e["type"] == "start")
+    start["first"] = (start["first"] + 1) % 3
+    report = page.evaluate("""async (log) => (await import('./ui/verify.js')).verifyLog(log)""", served)
+    assert "start.first" in {c["id"] for c in report["checks"] if c["ok"] is False}
+
     cheat = json.loads(json.dumps(log))
     cheat["final"]["server_seed"] = "00" * 32
     report = page.evaluate("""async (log) => (await import('./ui/verify.js')).verifyLog(log)""", cheat)
@@ -285,7 +308,6 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
             page.click("#dice .die[data-pos='2']")
             assert page.get_attribute("#dice .die[data-pos='0']", "aria-pressed") == "true"
             assert page.get_attribute("#dice .die[data-pos='2']", "aria-pressed") == "true"
-            shot(page, "board-desktop.png")
             roll(page, 1)
             after = dice(page)
             assert after[0] == before[0] and after[2] == before[2]
@@ -299,6 +321,9 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
             assert card_texts(page) == cells and dice(page) == shown
             assert page.inner_text("#rolls-left") == "2 left"
             tested["resume"] = True
+            page.keyboard.press("2")
+            page.wait_for_timeout(250)  # the held die's lift transition
+            shot(page, "board-desktop.png")
         options = picks(page)
         best = max(options, key=lambda o: o[1])
         zero = next((o for o in options if o[1] == 0), None)
@@ -420,4 +445,11 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
     assert phone.get_attribute("#dice .die[data-pos='1']", "aria-pressed") == "true"
     shot(phone, "board-phone.png")
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+
+    # abandoning asks first, then the seed is revealed and the rolls so far verify
+    phone.locator("#abandon-btn").tap()
+    phone.wait_for_selector("#confirm-dialog[open]")
+    phone.locator("#confirm-zero").tap()
+    phone.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    assert "abandoned" in phone.inner_text("#result-title")
     phone.context.close()

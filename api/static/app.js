@@ -87,6 +87,7 @@ const S = {
   animating: false,
   highlight: null, // {seat, category}
   hint: null,
+  events: [], // every event of the game so far (as far as the board has played them out)
   verified: null, // verification report of the finished game
   log: null,
 };
@@ -295,6 +296,7 @@ async function openGame(entry) {
 
 function enterGame(st) {
   S.state = st;
+  S.events = (st.events_from || 0) === 0 ? [...(st.events || [])] : [];
   S.view = structuredClone(st);
   S.held = new Set();
   S.hint = null;
@@ -346,6 +348,31 @@ function render() {
   renderDice();
   renderControls();
   renderScorecard();
+  renderMoves();
+}
+
+/** The last few turns, newest first: each roll's dice (held ones shaded) and the box filled. */
+function renderMoves() {
+  const v = S.view;
+  const groups = [];
+  let cur = null;
+  for (const e of S.events) {
+    if (e.type !== "roll" && e.type !== "score") continue;
+    if (!cur || cur.seat !== e.seat || cur.turn !== e.turn) {
+      cur = { seat: e.seat, turn: e.turn, rolls: [], score: null };
+      groups.push(cur);
+    }
+    if (e.type === "roll") cur.rolls.push(e);
+    else cur.score = e;
+  }
+  const list = $("#moves");
+  list.replaceChildren(...groups.slice(-6).reverse().map((g) => h("li", { class: g.seat === mySeat() ? "me" : "" },
+    h("span.who", `${seatName(v, g.seat)} · turn ${g.turn}`),
+    h("span.seq", g.rolls.map((r) => h("span.mini", (r.dice || []).map((d, p) =>
+      h("span.mini-die", { class: r.hold.includes(p) ? "kept" : "" }, String(d)))))),
+    g.score ? h("span.scored", `${catLabel(g.score.category)} ${g.score.points}${g.score.yahtzee_bonus ? ` +${g.score.yahtzee_bonus}` : ""}`)
+      : h("span.muted", "…"))));
+  $("#moves-box").hidden = !groups.length;
 }
 
 function renderDice() {
@@ -387,7 +414,8 @@ function statusText(v) {
   if (v.current_seat !== mySeat()) return `${seatName(v, v.current_seat)} is playing…`;
   if (v.rolls_made === 0) return "Your turn: roll the dice.";
   if (v.rolls_left === 0) return "Last roll: pick a box for these dice.";
-  return `Hold dice (click or keys 1–5) and roll again, or pick a box.`;
+  return matchMedia("(pointer: coarse)").matches ? "Tap dice to hold them and roll again, or pick a box."
+    : "Hold dice (click or keys 1–5) and roll again, or pick a box.";
 }
 
 function renderScorecard() {
@@ -510,18 +538,26 @@ function pick(category) {
   const better = Object.entries(opts).filter(([, x]) => x.points + (x.yahtzee_bonus || 0) > 0)
     .sort((a, b) => b[1].points - a[1].points);
   if (pts === 0 && better.length) {
-    const label = (id) => (categoriesOf(v).find((c) => c.id === id) || { label: id }).label;
-    $("#confirm-title").textContent = `Record 0 in ${label(category)}?`;
-    $("#confirm-text").textContent = `These dice would score ${better[0][1].points} in ${label(better[0][0])}` +
+    const text = `These dice would score ${better[0][1].points} in ${catLabel(better[0][0])}` +
       (better.length > 1 ? ` (and points in ${better.length - 1} other box${better.length > 2 ? "es" : ""})` : "") + ".";
-    const dlg = $("#confirm-dialog");
-    dlg.returnValue = "";
-    dlg.onclose = () => { if (dlg.returnValue === "zero") doScore(category); };
-    dlg.showModal();
-    $("#confirm-cancel").focus();
+    askConfirm(`Record 0 in ${catLabel(category)}?`, text, "Record 0").then((yes) => { if (yes) doScore(category); });
     return;
   }
   doScore(category);
+}
+
+/** A modal question; resolves true when confirmed (Escape or Cancel: false). */
+function askConfirm(title, text, okLabel) {
+  const dlg = $("#confirm-dialog");
+  $("#confirm-title").textContent = title;
+  $("#confirm-text").textContent = text;
+  $("#confirm-zero").textContent = okLabel;
+  dlg.returnValue = "";
+  dlg.showModal();
+  $("#confirm-cancel").focus();
+  return new Promise((resolve) => {
+    dlg.onclose = () => resolve(dlg.returnValue === "ok");
+  });
 }
 
 async function doScore(category) {
@@ -554,7 +590,14 @@ async function resync() {
 
 /** A command's answer: play its events out on the board, then show the new state. */
 async function applyReply(st) {
-  const events = st.events || [];
+  const from = st.events_from || 0;
+  let events = st.events || [];
+  if (from > S.events.length) {
+    // the board missed events (the game was played on in another tab): show it as it is now
+    S.events = (await api.state(st.game_id)).events || [];
+    events = [];
+  }
+  events = events.slice(Math.max(0, S.events.length - from));
   S.animating = true;
   try {
     await playEvents(events);
@@ -596,6 +639,7 @@ async function playEvents(events) {
   const v = S.view;
   const status = $("#status");
   for (const e of events) {
+    S.events.push(e);
     if (e.type === "start") {
       v.status = "playing";
       for (const [n, round] of (e.rolloff || []).entries()) {
@@ -644,6 +688,7 @@ async function playEvents(events) {
       await tumble(rolling, mine ? Math.min(sp.tumble, 260) : sp.tumble);
       v.dice = e.dice;
       renderDice();
+      renderMoves();
       if (!mine) {
         status.textContent = `${seatName(v, e.seat)} rolled ${diceText(e.dice)} (${e.roll} of 3)`;
         await sleep(sp.step);
@@ -742,7 +787,8 @@ async function doHint() {
 
 async function doAbandon() {
   if (!S.game || S.busy || !S.view || S.view.status !== "playing") return;
-  if (!confirm("Abandon this game? The server seed will be revealed and the game ends without a winner.")) return;
+  const yes = await askConfirm("Abandon this game?", "The game ends without a winner and the server reveals its seed, so you can still check every roll so far.", "Abandon");
+  if (!yes) return;
   setBusy(true);
   try {
     const st = await api.abandon(S.game.game_id, S.game.token);

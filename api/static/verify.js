@@ -357,8 +357,8 @@ export async function verifyLog(log, options = {}) {
     checked++;
     if (options.onProgress) options.onProgress(checked, rolls.length);
   }
-  add("roll.dice", rolls.length > 0 && !rollProblems.length,
+  add("roll.dice", !rollProblems.length,
     rollProblems.length ? rollProblems.slice(0, 5).join("; ") + (rollProblems.length > 5 ? ` (and ${rollProblems.length - 5} more)` : "")
-      : `${rolls.length} of ${rolls.length} rolls re-derive from the seeds`);
+      : rolls.length ? `${rolls.length} of ${rolls.length} rolls re-derive from the seeds` : "no rolls were made");
   return done();
 }
