@@ -125,17 +125,18 @@ class Audit:
     def reuse(self) -> tuple[dict, list]:
         """Seeds or commitments shared by different games, and games present in several files."""
         found = {}
-        duplicates = {}
         for what, seen in self.seen.items():
             found[what] = []
             for value, games in seen.items():
-                ids = sorted({g["game_id"] for g in games})
-                if len(ids) > 1:
+                if len({g["game_id"] for g in games}) > 1:
                     shown = value if isinstance(value, str) else {"server_seed": value[0], "client_seeds": list(value[1])}
                     found[what].append({"value": shown, "games": games})
-                elif len(games) > 1 and what == "commitment":
-                    duplicates[ids[0]] = [g["file"] for g in games]
-        return found, [{"game_id": k, "files": v} for k, v in sorted(duplicates.items())]
+        files_of = defaultdict(list)
+        for games in self.seen["commitment"].values():
+            for g in games:
+                files_of[g["game_id"]].append(g["file"])
+        duplicates = [{"game_id": k, "files": v} for k, v in sorted(files_of.items()) if len(v) > 1]
+        return found, duplicates
 
     def score_table(self) -> list[dict]:
         rows = []
