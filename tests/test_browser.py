@@ -324,6 +324,14 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
             page.keyboard.press("2")
             page.wait_for_timeout(250)  # the held die's lift transition
             shot(page, "board-desktop.png")
+        if turn == 2:  # the hint button: shown and answering when the server has the route, else hidden
+            page.wait_for_function(IDLE)
+            if "/v1/games/{game_id}/hint" in api_get(server, "/openapi.json")["paths"]:
+                page.keyboard.press("h")
+                page.wait_for_selector("#hint-text:not([hidden])")
+                assert page.inner_text("#hint-text").startswith("Hint:")
+            else:
+                assert page.locator("#hint-btn").is_hidden()
         options = picks(page)
         best = max(options, key=lambda o: o[1])
         zero = next((o for o in options if o[1] == 0), None)

@@ -748,7 +748,17 @@ function describeHint(doc) {
   if (!d) return null;
   const ev = d.expected ?? d.expected_score ?? d.value ?? d.ev;
   const evText = typeof ev === "number" ? ` (expected ${ev.toFixed(1)})` : "";
-  const hold = Array.isArray(d.hold) ? d.hold : null;
+  let hold = Array.isArray(d.hold) ? d.hold : null;
+  if (!hold && Array.isArray(d.keep)) {
+    // faces to keep: the lowest positions showing each
+    const dice = [...(S.view.dice || [])];
+    hold = [];
+    for (const face of d.keep) {
+      const p = dice.findIndex((x, i) => x === face && !hold.includes(i));
+      if (p >= 0) hold.push(p);
+    }
+    hold.sort();
+  }
   const category = d.category || (d.action === "score" ? d.box : null);
   if (category && (d.action === "score" || !hold)) {
     return { category, text: `Hint: score ${catLabel(category)}${evText}.` };
@@ -933,8 +943,11 @@ function renderReport(box, report, log, summaryEl = $("#verify-summary"), host =
         tick(r.ok)))),
       sc ? h("span.scored", `${label(sc.category)} ${sc.points}`) : null));
   }
-  const rolloff = report.rolloff.length ? h("p.rolloff", "Roll-off: ", report.rolloff.map((r) =>
-    h("span.roll", `${names[r.seat] ?? r.seat} ${(r.dice || []).join("")} `, tick(r.ok)))) : null;
+  const rolloff = report.rolloff.length ? h("div.rolloff", h("strong", "Roll-off for the first turn"),
+    h("ul", report.rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },
+      h("span.who", `${report.rolloff.some((x) => x.round > 1) ? `round ${r.round} · ` : ""}${names[r.seat] ?? "seat " + r.seat}`),
+      h("span.mini", (r.dice || []).map((d) => h("span.mini-die", String(d)))),
+      h("span.muted", `= ${(r.dice || []).reduce((a, b) => a + b, 0)}`), tick(r.ok))))) : null;
   box.replaceChildren(...[checks, seeds, rolloff].filter(Boolean), h("details.rolls-box", { open: true },
     h("summary", `Every roll (${good}/${rolls.length} ✓; held dice shaded)`), list));
 }
