@@ -2,30 +2,39 @@
 
 Between turns a card is the state (open boxes, upper total capped at 63, and
 for classic13 whether the Yahtzee box holds 50).  `V[state]` is the expected
-number of points still to come from that state under optimal play.  A turn is
-solved backwards over the 252 distinct rolls and 462 distinct holds, three
-rolls deep; the states are solved by number of filled boxes, many at once.
+number of points still to come from that state under optimal play, bonuses
+included.  A turn is solved backwards over the 252 distinct rolls and 462
+distinct holds, three rolls deep; states are solved by number of filled
+boxes, a batch of states at a time (only reachable upper totals are solved).
+
+Start values: classic13 254.5877 (sd 59.61), yatzy 248.4400 (sd 38.50), yacht
+191.7744 (sd 37.86).  Classic13's often-quoted 254.5896 (Verhoeff) assumes a
+looser joker convention; under the forced joker of RULES.md the optimum is
+254.5877, and both round to 254.59.
 
 **Exact, machine-independent arithmetic.**  Values are fixed-point integers
-(units of 2^-29 point) held in float64.  A hold's value is computed as an
-integer sum over the 6^n equally likely rerolls (a tree of sums: the 6^k
-completions of a keep of k dice), so every intermediate result is an integer
-below 2^53 and float64 addition on it is exact in any order; a roll's value
-is divided back by 7776 and rounded once per roll (the rounding error stays
-below 1e-7 point over a game).  No BLAS, no order-dependent float sums: the
-table is bit-for-bit the same on every machine and numpy version, so its
-SHA-256 is a stable identity (shipped in `tables/manifest.json`), and ties
-between decisions are exact equalities rather than accidents of rounding.
+(units of 2^-29 point) held in float64.  A hold's value is kept as the integer
+sum over its 7776 equally likely completions (a tree of sums over the keeps:
+a keep of k dice sums the keeps of k + 1 dice), so every intermediate result
+is an integer below 2^53 and float64 addition on it is exact in any order.  A
+roll's value is divided back by 7776 and rounded once per roll; that rounding
+is the exact round-half-even of a rational (the quotient's error is below
+half the distance to a tie), so the table is a mathematical function of the
+rules, bit for bit the same on every IEEE machine and numpy version (no BLAS,
+no order-dependent sums).  Its SHA-256 is therefore a stable identity, shipped
+in `tables/manifest.json`, and ties between decisions are exact.  The
+accumulated rounding is below 5e-8 point per game.
 
-**Tables** (one per rule set) are built once and cached on disk in the user
-cache directory (`$FAIRDICE_CACHE_DIR`, else `$XDG_CACHE_HOME/fairdice`,
-else `~/.cache/fairdice`) as a little-endian int64 .npy with a JSON sidecar.
-Every load checks format, shape and SHA-256 against the manifest; anything
-that does not match is rebuilt, and a rebuild that still does not match the
-manifest raises.  Build times here: see `bench/bench_optimal.py`.
+**Tables** (one per rule set: 2 MB yacht, 8 MB classic13, 16 MB yatzy) are
+built once (seconds to a minute) and cached on disk in the user cache
+directory (`$FAIRDICE_CACHE_DIR`, else `$XDG_CACHE_HOME/fairdice`, else
+`~/.cache/fairdice`) as a little-endian int64 .npy with a JSON sidecar.
+Every load checks format, dtype, shape and SHA-256 against the manifest;
+anything that does not match is rebuilt, and a rebuild that still does not
+match the manifest raises FairdiceError("table_mismatch").
 
 The `upper_first` house rule is not supported: the policy raises
-FairdiceError("unsupported_rules").
+FairdiceError("unsupported_rules") (`fairdice.hint` falls back to `ev`).
 """
 
 from __future__ import annotations
@@ -630,6 +639,8 @@ class Optimal(Policy):
         if position.upper_first:
             raise FairdiceError("unsupported_rules", "the optimal bot does not play the upper-first house rule")
         table = load_table(position.rules.id)
+        if position.roll == 0:  # before the first roll the only move is to throw all five
+            return [Candidate(Decision("roll", hold=()), table.value(position.boxes))]
         scores = [Candidate(Decision("score", category=cid), value)
                   for cid, value in table.score_values(position.boxes, position.dice)]
         if position.rolls_left == 0:
