@@ -288,6 +288,10 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
     state = api_get(server, f"/v1/games/{game_id}")
     assert state["status"] == "awaiting_client_seed" and state["commitment"] == commitment
     shot(page, "commit-desktop.png")
+    page.reload()  # a reload before the seed is sent comes back to this step, seed and commitment kept
+    page.wait_for_selector("#commit-card:not([hidden])")
+    assert page.inner_text("#commitment").strip() == commitment
+    assert page.input_value("#client-seed") == my_seed
     page.click("#start-btn")
     page.wait_for_selector("#game:not([hidden])")
 

@@ -186,7 +186,7 @@ async function createGame(ev) {
     const token = created.tokens.find((t) => t.seat === 0) || created.tokens[0];
     S.created = created;
     S.game = { game_id: created.game_id, token: token.token, seat: 0, rules: c.rules, opponent: c.opponent,
-      created: Date.now(), commitment: created.commitment };
+      created: Date.now(), commitment: created.commitment, seed_draft: $("#client-seed").value };
     store.setCurrent(S.game);
     store.remember(S.game);
     showCommitment(created);
@@ -273,6 +273,7 @@ async function openGame(entry) {
       const opp = $(`input[name=opponent][value="${entry.opponent}"]`);
       if (opp) opp.checked = true;
       S.created = { commitment: st.commitment, key_id: st.key_id };
+      if (entry.seed_draft) $("#client-seed").value = entry.seed_draft;
       showCommitment(S.created);
       return;
     }
@@ -607,7 +608,10 @@ async function applyReply(st) {
   S.state = st;
   S.view = structuredClone(st);
   if (st.current_seat === mySeat() && st.rolls_made === 0) S.held.clear();
+  const focusLost = !document.activeElement || document.activeElement === document.body ||
+    !document.activeElement.isConnected || document.activeElement.closest("#scorecard");
   render();
+  if (focusLost && myTurn() && st.rolls_made === 0) $("#roll-btn").focus();
   if (st.final) await finishGame(st);
 }
 
@@ -1049,7 +1053,10 @@ function wire() {
     if (e.target.name === "opponent" || e.target.name === "rules" || e.target.name === "first") store.setLobby(lobbyChoices());
     syncLobby();
   });
-  $("#client-seed").addEventListener("input", syncLobby);
+  $("#client-seed").addEventListener("input", () => {
+    syncLobby();
+    if (S.created && S.game) store.setCurrent({ ...S.game, seed_draft: $("#client-seed").value });
+  });
   $("#new-seed").addEventListener("click", () => { $("#client-seed").value = randomSeed(); syncLobby(); });
   $("#start-btn").addEventListener("click", sendSeed);
   $("#cancel-btn").addEventListener("click", cancelCreated);
@@ -1068,6 +1075,7 @@ function wire() {
       toast("Copy failed: select the command and copy it by hand.", "info");
     }
   });
+  $("#game-commit").addEventListener("click", () => S.view && toast(`Server commitment, SHA-256 of its secret seed: ${S.view.commitment}`, "info"));
   $("#nav-rules").addEventListener("click", () => openRules($("input[name=rules]:checked")?.value));
   $("#nav-verify").addEventListener("click", openVerifyDialog);
   $("#nav-home").addEventListener("click", (e) => {
