@@ -11,8 +11,10 @@ measures, in the same run and with the same load generator:
    a new game when one ends.
 
 Reported: requests per second of each phase, their ratio (the goal: game
-requests at least half the no-op rate), complete turns per second, and p50/p99
-latency per request.  The load comes from several client processes (plain
+requests at least half the no-op rate), complete turns per second, p50/p99
+latency per request, and the server's CPU time per request (all its
+processes, from /proc), which says what each request costs the server even
+when the machine is shared or the load generator is the bottleneck.  The load comes from several client processes (plain
 `http.client`, keep-alive), which share the machine with the server; both
 phases pay the same client cost.
 
@@ -133,11 +135,17 @@ def _safe(target, *args):
         print(f"bench: a client stopped: {exc}", file=sys.stderr)
 
 
-def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: float, rules: str, bot: str) -> dict:
+def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: float, rules: str, bot: str,
+              pgid: int | None = None) -> dict:
     start = time.time() + 0.5
     share = [users // procs + (1 if i < users % procs else 0) for i in range(procs)]
     with mp.get_context("fork").Pool(procs) as pool:
-        parts = pool.map(client_process, [(kind, host, port, n, start, seconds, rules, bot) for n in share if n])
+        pending = pool.map_async(client_process,
+                                 [(kind, host, port, n, start, seconds, rules, bot) for n in share if n])
+        time.sleep(max(0.0, start - time.time()))
+        cpu0 = server_cpu_seconds(pgid) if pgid else 0.0
+        parts = pending.get()
+        cpu1 = server_cpu_seconds(pgid) if pgid else 0.0
     lat = sorted(x for p in parts for x in p["latencies"])
     total = {k: sum(p[k] for p in parts) for k in ("requests", "errors", "turns", "games")}
     return {
@@ -149,10 +157,28 @@ def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: 
         "games_started": total["games"],
         "p50_ms": round(1000 * statistics.median(lat), 2) if lat else None,
         "p99_ms": round(1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))], 2) if lat else None,
+        "server_cpu_cores": round((cpu1 - cpu0) / seconds, 2),
+        "server_cpu_us_per_request": round(1e6 * (cpu1 - cpu0) / total["requests"], 1) if total["requests"] else None,
     }
 
 
 # --- the server ----------------------------------------------------------------------------
+
+def server_cpu_seconds(pgid: int) -> float:
+    """User + system CPU time of every process in the server's process group (master and workers)."""
+    total = 0
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+            total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
 
 def start_server(data_dir: str, workers: int, threads: int) -> tuple[subprocess.Popen, str, int]:
     cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", "0",
@@ -194,8 +220,10 @@ def main(argv=None) -> int:
         proc, host, port = start_server(data_dir, args.workers, args.threads)
         try:
             run_phase("healthz", host, port, args.games, args.clients, 1.0, args.rules, args.bot)  # warm up
-            baseline = run_phase("healthz", host, port, args.games, args.clients, args.seconds, args.rules, args.bot)
-            games = run_phase("games", host, port, args.games, args.clients, args.seconds, args.rules, args.bot)
+            baseline = run_phase("healthz", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
+                                 proc.pid)
+            games = run_phase("games", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
+                              proc.pid)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(15)
@@ -209,10 +237,10 @@ def main(argv=None) -> int:
         print(f"fairdice serve: {args.workers} workers x {args.threads} threads, {args.games} concurrent "
               f"connections from {args.clients} client processes, {args.seconds:g} s per phase, "
               f"{os.cpu_count()} CPUs")
-        print(f"  no-op GET /healthz   {baseline['requests_per_s']:>8.1f} req/s   p50 {baseline['p50_ms']} ms  "
-              f"p99 {baseline['p99_ms']} ms")
-        print(f"  game roll+score      {games['requests_per_s']:>8.1f} req/s   p50 {games['p50_ms']} ms  "
-              f"p99 {games['p99_ms']} ms")
+        for label, phase in (("no-op GET /healthz", baseline), ("game roll+score", games)):
+            print(f"  {label:<20} {phase['requests_per_s']:>8.1f} req/s   p50 {phase['p50_ms']} ms  "
+                  f"p99 {phase['p99_ms']} ms   server CPU {phase['server_cpu_us_per_request']} us/request "
+                  f"({phase['server_cpu_cores']} cores busy)")
         print(f"  complete turns       {games['turns_per_s']:>8.1f} turns/s ({args.rules}, each with the {args.bot} "
               f"bot's turn played server-side); {games['games_started']} games")
         print(f"  game/no-op request rate: {ratio:.2f} (goal >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"

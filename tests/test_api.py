@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -580,3 +581,15 @@ def test_restore_matches_live_game(app, client):
     snap = games.store.snapshot(gid)
     game = Game.restore(setup_from_header(log["header"]), games._restore(snap.record, [])._server_seed, log["events"])
     assert game.card(0).boxes == state["seats"][0]["card"] and game.current_seat == state["current_seat"]
+
+
+def test_game_page_is_served(client, app):
+    page = client.get("/")
+    if not (Path(app.static_folder) / "index.html").is_file():
+        assert_problem(page, 404, "not_found")
+        return
+    assert page.status_code == 200 and page.mimetype == "text/html"
+    for name in sorted(p.name for p in Path(app.static_folder).iterdir() if p.suffix == ".js")[:3]:
+        asset = client.get(f"/ui/{name}")
+        assert asset.status_code == 200 and "javascript" in asset.mimetype
+    assert_problem(client.get("/ui/no-such-file.js"), 404)
