@@ -102,6 +102,61 @@ TOTAL_PARTS = ("upper", "upper_bonus", "lower", "yahtzee_bonus", "total")
 HOLDS = {tuple(p for p in range(5) if mask >> p & 1) for mask in range(32)}  # every sorted set of positions
 
 
+def seats_ok(seats, _header=None) -> bool:
+    if type(seats) is not list or not 1 <= len(seats) <= 6:
+        return False
+    for s in seats:
+        if type(s) is not dict or not isinstance(s.get("name"), str):
+            return False
+        if s.get("type") == "human" and s.keys() == {"type", "name"}:
+            continue
+        bot = s.get("bot")
+        if not (s.get("type") == "bot" and s.keys() == {"type", "name", "bot"} and type(bot) is dict
+                and bot.keys() == {"id", "version", "hash"} and isinstance(bot["id"], str)
+                and isinstance(bot["version"], str) and is_hex(bot["hash"], 64)):
+            return False
+    return True
+
+
+def n_seats(header) -> int:
+    return len(header["seats"]) if type(header.get("seats")) is list else 0
+
+
+# The fields of SPEC §5: name -> (what is expected, check(value, header)).
+TOP_FIELDS = {
+    "format": ("fairdice-log", lambda v, h: v == "fairdice-log"),
+    "version": (1, lambda v, h: is_int(v) and v == 1),
+    "header": ("an object", lambda v, h: type(v) is dict),
+    "commitment_signature": ("a hex string, or no such field (unsigned)", lambda v, h: isinstance(v, str)),
+    "events": ("an array", lambda v, h: type(v) is list),
+    "final": ("an object, or null while the game is in progress", lambda v, h: v is None or type(v) is dict),
+    "signature": ("a hex string, or no such field (unsigned)", lambda v, h: isinstance(v, str)),
+}
+HEADER_FIELDS = {
+    "scheme": ("fairdice/v1", lambda v, h: v == "fairdice/v1"),
+    "game_id": ("1 to 64 printable ASCII characters",
+                lambda v, h: isinstance(v, str) and PRINTABLE_ASCII.fullmatch(v) is not None),
+    "rules": ("yacht, yatzy or classic13", lambda v, h: isinstance(v, str) and v in CATEGORIES),
+    "upper_first": ("true or false", lambda v, h: type(v) is bool),
+    "seats": ("1 to 6 seats as in SPEC §5.2", seats_ok),
+    "first": ('a seat index or "random"', lambda v, h: v == "random" or (is_int(v) and 0 <= v < n_seats(h))),
+    "commitment": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
+    "seed_secret": ("true or false", lambda v, h: type(v) is bool),
+    "key_id": ("16 lowercase hex digits", lambda v, h: is_hex(v, 16)),
+    "public_key": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
+}
+FINAL_FIELDS = {
+    "status": ('"finished" or "abandoned"', lambda v, h: v in ("finished", "abandoned")),
+    "server_seed": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
+    "totals": ("one object of integers upper, upper_bonus, lower, yahtzee_bonus, total per seat",
+               lambda v, h: type(v) is list and len(v) == n_seats(h) and all(
+                   type(t) is dict and t.keys() == set(TOTAL_PARTS) and all(is_int(x) for x in t.values())
+                   for t in v)),
+    "winner": ("a seat index or null", lambda v, h: v is None or is_int(v)),
+    "draw": ("true or false", lambda v, h: type(v) is bool),
+}
+
+
 def first_difference(expected, found, path: str):
     """(path, expected, found) at the first place two JSON values differ, or None."""
     if type(expected) is list and type(found) is list and len(expected) == len(found):
@@ -169,83 +224,30 @@ class Verification:
     # -- log.format: the fields and types of SPEC §5
     def check_format(self) -> None:
         doc = self.doc
-        need = {"format": ("fairdice-log", lambda v: v == "fairdice-log"),
-                "version": (1, lambda v: is_int(v) and v == 1),
-                "header": ("an object", lambda v: type(v) is dict),
-                "events": ("an array", lambda v: type(v) is list),
-                "final": ("an object or null", lambda v: v is None or type(v) is dict)}
-        for name, (wanted, good) in need.items():
-            if name not in doc:
-                self.fail("log.format", None, name, "present", "missing")
-            elif not good(doc[name]):
-                self.fail("log.format", None, name, wanted, doc[name])
-        for name in ("commitment_signature", "signature"):  # absent when removed; never anything but text
-            if name in doc and not isinstance(doc[name], str):
-                self.fail("log.format", None, name, "a hex string, or no such field (unsigned)", doc[name])
-        for name in doc.keys() - need.keys() - {"commitment_signature", "signature"}:
-            self.fail("log.format", None, name, "no such field", doc[name])
+        self.fields_ok(doc, "", TOP_FIELDS, doc, optional=("commitment_signature", "signature"))
         if self.r.checks["log.format"] == "fail":
             raise Stop
-        h = doc["header"]
-        header_fields = {
-            "scheme": lambda v: v == "fairdice/v1",
-            "game_id": lambda v: isinstance(v, str) and PRINTABLE_ASCII.fullmatch(v) is not None,
-            "rules": lambda v: isinstance(v, str) and v in CATEGORIES,
-            "upper_first": lambda v: type(v) is bool,
-            "seats": self.seats_ok,
-            "first": lambda v: v == "random" or (is_int(v) and 0 <= v < len(h.get("seats") or [])),
-            "commitment": lambda v: is_hex(v, 64),
-            "seed_secret": lambda v: type(v) is bool,
-            "key_id": lambda v: is_hex(v, 16),
-            "public_key": lambda v: is_hex(v, 64),
-        }
-        for name, good in header_fields.items():
-            if name not in h:
-                self.fail("log.format", None, f"header.{name}", "present", "missing")
-            elif not good(h[name]):
-                self.fail("log.format", None, f"header.{name}", "see SPEC §5.1", h[name])
-        for name in h.keys() - header_fields.keys():
-            self.fail("log.format", None, f"header.{name}", "no such field", h[name])
+        h, final = doc["header"], doc["final"]
+        self.fields_ok(h, "header.", HEADER_FIELDS, h)
         self.r.game_id = h.get("game_id") if isinstance(h.get("game_id"), str) else None
-        self.r.rules = h["rules"] if header_fields["rules"](h.get("rules")) else None
-        final = doc["final"]
+        self.r.rules = h["rules"] if HEADER_FIELDS["rules"][1](h.get("rules"), h) else None
         if final is not None:
-            final_fields = {
-                "status": lambda v: v in ("finished", "abandoned"),
-                "server_seed": lambda v: is_hex(v, 64),
-                "totals": lambda v: type(v) is list and len(v) == len(h.get("seats") or []) and all(
-                    type(t) is dict and t.keys() == set(TOTAL_PARTS) and all(is_int(x) for x in t.values())
-                    for t in v),
-                "winner": lambda v: v is None or is_int(v),
-                "draw": lambda v: type(v) is bool,
-            }
-            for name, good in final_fields.items():
-                if name not in final:
-                    self.fail("log.format", None, f"final.{name}", "present", "missing")
-                elif not good(final[name]):
-                    self.fail("log.format", None, f"final.{name}", "see SPEC §5.4", final[name])
-            for name in final.keys() - final_fields.keys():
-                self.fail("log.format", None, f"final.{name}", "no such field", final[name])
+            self.fields_ok(final, "final.", FINAL_FIELDS, h)
         self.r.status = final.get("status") if final else "in progress"
         if self.r.checks["log.format"] == "fail":
             raise Stop
         self.passed("log.format")
 
-    @staticmethod
-    def seats_ok(seats) -> bool:
-        if type(seats) is not list or not 1 <= len(seats) <= 6:
-            return False
-        for s in seats:
-            if type(s) is not dict or not isinstance(s.get("name"), str):
-                return False
-            if s.get("type") == "human" and s.keys() == {"type", "name"}:
-                continue
-            bot = s.get("bot")
-            if not (s.get("type") == "bot" and s.keys() == {"type", "name", "bot"} and type(bot) is dict
-                    and bot.keys() == {"id", "version", "hash"} and isinstance(bot["id"], str)
-                    and isinstance(bot["version"], str) and is_hex(bot["hash"], 64)):
-                return False
-        return True
+    def fields_ok(self, obj: dict, prefix: str, fields: dict, header: dict, optional=()) -> None:
+        """Every field present (or optional) and well typed, and no other field."""
+        for name, (wanted, good) in fields.items():
+            if name not in obj:
+                if name not in optional:
+                    self.fail("log.format", None, prefix + name, "present", "missing")
+            elif not good(obj[name], header):
+                self.fail("log.format", None, prefix + name, wanted, obj[name])
+        for name in obj.keys() - fields.keys():
+            self.fail("log.format", None, prefix + name, "no such field", obj[name])
 
     # -- log.key, sig.commitment, sig.final (SPEC §6)
     def check_key_and_signatures(self) -> None:
@@ -358,14 +360,17 @@ class Verification:
         lines = self.r.replay = [] if self.verbose else None
         fresh = [0] * (6 * 3 * 5 * 6) if self.audit else None  # [seat][roll-1][position][face-1]
         n_rolls, turn_text = 0, ""
-        seen = set()  # kinds of events met, to mark their checks as passed once
+        n_scores = 0
         if self.bots is not None:
             self.check_bot_identities()
         for i, ev in enumerate(events):
-            self.event_format(i, ev)
-            kind = ev["type"]
-            seen.add(kind)
+            kind = ev.get("type") if type(ev) is dict else None
             if phase == "play" and (kind == "roll" or kind == "score"):
+                # the hot path: a move of the seat whose turn it is
+                if not (ev.keys() == EVENT_KEYS[kind] and type(ev["seat"]) is int and type(ev["turn"]) is int and (
+                        kind == "score" or (type(ev["roll"]) is int and type(ev["hold"]) is list and is_dice(ev["dice"])
+                                            and (not ev["hold"] or all(type(p) is int for p in ev["hold"]))))):
+                    self.event_format(i, ev)  # says what is wrong (the other fields of a score: further down)
                 # -- the seat and turn whose move it is (turn.order)
                 turn = filled[cur] + 1
                 if ev["seat"] != cur:
@@ -385,8 +390,10 @@ class Verification:
                                   else "sorted distinct positions 0..4", hold)
                     rolls += 1
                     logged = ev["dice"]
-                    new = derive.roll(cur, turn, rolls) if derive else logged
-                    dice = [dice[p] if p in hold else new[p] for p in range(5)] if hold else new
+                    new = derive.roll(cur, turn, rolls) if derive else list(logged)
+                    for p in hold:  # held dice keep their values; the stream is not shifted
+                        new[p] = dice[p]
+                    dice = new
                     if dice != logged:
                         for p in range(5):
                             if dice[p] != logged[p]:
@@ -404,6 +411,8 @@ class Verification:
                     if rolls == 0:
                         self.stop("roll.count", i, "type", "roll (a turn begins with a roll)", kind)
                     cat, boxes = ev["category"], self.boxes[cur]
+                    if type(cat) is not str:
+                        self.event_format(i, ev)
                     if cat not in boxes:
                         self.stop("score.category", i, "category", "a category of %s" % rules, cat)
                     if boxes[cat] is not None:
@@ -421,7 +430,9 @@ class Verification:
                     total[cur] += pts + ub + yb
                     mine = (pts, joker, yb, ub, total[cur])
                     theirs = (ev["points"], ev["joker"], ev["yahtzee_bonus"], ev["upper_bonus"], ev["total"])
-                    if mine != theirs:
+                    if mine != theirs or type(theirs[1]) is not bool or type(theirs[0]) is not int or \
+                            type(theirs[2]) is not int or type(theirs[3]) is not int or type(theirs[4]) is not int:
+                        self.event_format(i, ev)  # first: are these the right JSON types?
                         for name, m, t in zip(SCORE_FIELDS, mine, theirs):
                             if m != t:
                                 self.fail("score.points", i, name, m, t)
@@ -432,11 +443,13 @@ class Verification:
                         turn_text = ""
                     rolls = 0
                     filled[cur] += 1
-                    if sum(filled) == n * len(cats):
+                    n_scores += 1
+                    if n_scores == n * len(cats):
                         phase = "over"
                     else:
                         cur = (cur + 1) % n
                 continue
+            self.event_format(i, ev)
             if phase in ("over", "abandoned"):
                 self.stop("game.complete", i, "type",
                           "no event after " + ("the last box" if phase == "over" else "the abandon event"), kind)
@@ -481,11 +494,11 @@ class Verification:
                 self.stop("turn.order", i, "type", "start before any roll or score", kind)
         self.phase = phase
         self.passed("client_seed.valid")
-        if "start" in seen:
+        if phase != "seeds":
             self.passed("start.first")
-        if "roll" in seen:
+        if n_rolls:
             self.passed("turn.order", "roll.count", "roll.hold", "roll.dice")
-        if "score" in seen:
+        if n_scores:
             self.passed("score.category", "score.points")
         if lines is not None and turn_text:
             lines.append(turn_text + " (turn not finished)")
