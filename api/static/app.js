@@ -1080,7 +1080,10 @@ function wire() {
   $("#nav-verify").addEventListener("click", openVerifyDialog);
   $("#nav-home").addEventListener("click", (e) => {
     e.preventDefault();
-    if (S.view && S.view.status === "playing") return; // the game in progress stays; it resumes anyway
+    if (S.view && S.view.status === "playing") {
+      toast("This game is saved: finish or abandon it first (a reload brings you back to it).", "info");
+      return;
+    }
     showLobbyScreen();
   });
   $("#verify-run").addEventListener("click", verifyPasted);
