@@ -593,3 +593,39 @@ def test_game_page_is_served(client, app):
         asset = client.get(f"/ui/{name}")
         assert asset.status_code == 200 and "javascript" in asset.mimetype
     assert_problem(client.get("/ui/no-such-file.js"), 404)
+
+
+def test_real_answers_match_the_openapi_schemas(client):
+    """Whole games (finished, abandoned, bot-only, roll-off) checked against the document's schemas."""
+    jsonschema = pytest.importorskip("jsonschema")
+    referencing = pytest.importorskip("referencing")
+    doc = client.get("/openapi.json").get_json()
+    resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
+    registry = referencing.Registry().with_resource("urn:fairdice:openapi", resource)
+
+    def check(name, instance):
+        schema = {"$ref": f"urn:fairdice:openapi#/components/schemas/{name}"}
+        jsonschema.Draft202012Validator(schema, registry=registry).validate(instance)
+
+    check("RulesList", client.get("/v1/rules").get_json())
+    check("BotList", client.get("/v1/bots").get_json())
+    check("KeyList", client.get("/v1/keys").get_json())
+    created, tokens, state = started(client, [EV, HUMAN, EV], "classic13", first="random")
+    check("CreatedGame", create(client, [EV]))
+    check("GameState", state)
+    gid = created["game_id"]
+    roll, score = _movers(client, gid, tokens[1])
+    for _ in range(2):
+        state = play_turn(roll, score, state)
+        check("GameState", state)
+    check("Log", client.get(f"/v1/games/{gid}/log").get_json())
+    state = client.post(f"/v1/games/{gid}/abandon", headers=bearer(tokens[1])).get_json()
+    check("GameState", state)
+    check("Log", client.get(f"/v1/games/{gid}/log").get_json())
+    bots_only = create(client, [EV], "yatzy")
+    check("GameState", client.get(f"/v1/games/{bots_only['game_id']}").get_json())
+    state = client.post(f"/v1/games/{bots_only['game_id']}/client-seed", json={"client_seed": "op"},
+                        headers=bearer(bots_only["tokens"][0]["token"])).get_json()
+    check("GameState", state)
+    check("Log", client.get(f"/v1/games/{bots_only['game_id']}/log").get_json())
+    check("Problem", client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[1])).get_json())
