@@ -2,7 +2,8 @@
 against `fairdice serve` running as a real process on a free loopback port.
 
 - the page's verification module (api/static/verify.js) recomputes every value
-  of the SPEC §8.1 derivation vectors, and replays the SPEC example log;
+  of the SPEC §8.1 derivation vectors and the §8.2/§8.3 scores, replays the SPEC
+  example log and a server roll-off, and accepts 64 `fairdice simulate` logs;
 - a whole game of `yacht` against `ev`, played by clicking and by keys: the
   commitment is shown before the client seed is sent, holds keep their dice,
   recording 0 asks first, the bot's turns are played out step by step, a reload
@@ -222,7 +223,8 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
 
     report = page.evaluate("""async (log) => (await import('./ui/verify.js')).verifyLog(log)""", log)
     assert report["ok"], report["checks"]
-    assert all(c["ok"] for c in report["checks"]), report["checks"]
+    assert all(c["ok"] for c in report["checks"] if c["id"] != "seed.secret"), report["checks"]
+    assert {c["id"] for c in report["checks"]} >= {"seed.commitment", "roll.dice", "score.points", "final.totals"}
     rolls = [e for e in log["events"] if e["type"] == "roll"]
     assert len(report["rolls"]) == len(rolls) and all(r["ok"] for r in report["rolls"])
 
@@ -233,8 +235,19 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
     report = page.evaluate("""async (log) => (await import('./ui/verify.js')).verifyLog(log)""", tampered)
     assert not report["ok"]
     failed = {c["id"] for c in report["checks"] if c["ok"] is False}
-    assert "roll.dice" in failed and "sig.final" in failed
+    assert "roll.dice" in failed and "sig.final" in failed and "final.totals" not in failed
     assert [r["index"] for r in report["rolls"] if not r["ok"]] == [idx]
+
+    # the page's scoring (for its score.points check) agrees with SPEC §8.2 and §8.3
+    scoring = json.loads((VECTORS / "scoring.json").read_text())
+    joker = json.loads((VECTORS / "joker.json").read_text())
+    got = page.evaluate("""async ([scoring, joker]) => {
+        const v = await import('./ui/verify.js');
+        return [scoring.map((x) => v.scoreBox(x.rules, x.category, x.dice)),
+                joker.map((x) => v.scoreOptions(x.rules, x.card, x.dice, x.upper_first))];
+    }""", [scoring, joker])
+    assert got[0] == [x["points"] for x in scoring]
+    assert got[1] == [x["legal"] for x in joker]
 
     # a roll-off (first: "random") among three bots, played by the server: it re-derives too
     created = api_post(server, "/v1/games", {"rules": "yacht", "first": "random",
@@ -256,6 +269,36 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
     cheat["final"]["server_seed"] = "00" * 32
     report = page.evaluate("""async (log) => (await import('./ui/verify.js')).verifyLog(log)""", cheat)
     assert {c["id"] for c in report["checks"] if c["ok"] is False} >= {"seed.commitment", "roll.dice"}
+
+
+def test_verify_module_accepts_simulated_games(server, browser, watch, tmp_path):
+    """Logs of `fairdice simulate` (all rule sets; bots; jokers and bonuses happen) all verify in the page."""
+    logs = []
+    for rules, bots, games in (("yacht", "greedy,ev", 12), ("yatzy", "ev,greedy,ev", 12), ("classic13", "ev,ev", 40)):
+        out = tmp_path / rules
+        subprocess.run([sys.executable, "-m", "fairdice.cli", "simulate", "--rules", rules, "--bots", bots,
+                        "--games", str(games), "--seed", f"browser-{rules}", "--out", str(out), "--jobs", "1"],
+                       check=True, capture_output=True, timeout=120, cwd=REPO)
+        logs += [json.loads(p.read_text()) for p in sorted(out.glob("*.json")) if p.name != "summary.json"]
+    logs = [log for log in logs if log.get("format") == "fairdice-log"]
+    assert len(logs) == 64
+    scores = [e for log in logs for e in log["events"] if e["type"] == "score"]
+    assert any(e["yahtzee_bonus"] or e["joker"] for e in scores)  # classic13's bonus and joker are exercised
+    page = new_page(browser, watch)
+    page.goto(server + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    reports = page.evaluate("""async (logs) => {
+        const v = await import('./ui/verify.js');
+        const out = [];
+        for (const log of logs) {
+            const r = await v.verifyLog(log);
+            out.push({ok: r.ok, failed: r.checks.filter((c) => c.ok === false),
+                      unchecked: r.checks.filter((c) => c.ok === null).map((c) => c.id)});
+        }
+        return out;
+    }""", logs)
+    assert all(r["ok"] and not r["failed"] for r in reports), [r["failed"] for r in reports if r["failed"]][:3]
+    assert all(r["unchecked"] == ["seed.secret"] for r in reports)  # --seed: a reproducible, public seed
 
 
 def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):

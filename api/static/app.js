@@ -903,9 +903,12 @@ const CHECK_NAMES = {
   "sig.final": "Log signed by the server",
   "seed.revealed": "Server seed revealed",
   "seed.commitment": "Seed matches the commitment",
+  "seed.secret": "Seed was secret",
   "client_seed.valid": "Your seed was used",
   "start.first": "First player",
   "roll.dice": "Every die re-derived",
+  "score.points": "Every box re-scored",
+  "final.totals": "Totals and result",
 };
 
 function tick(ok) {
@@ -927,7 +930,8 @@ function renderReport(box, report, log, summaryEl = $("#verify-summary"), host =
   // rolls grouped by seat turn
   const names = (log.header.seats || []).map((s, i) => (S.game && i === mySeat() && log.header.game_id === S.game.game_id ? "You" : s.name));
   const scores = new Map();
-  log.events.forEach((e) => { if (e.type === "score") scores.set(`${e.seat}:${e.turn}`, e); });
+  const scoreOk = new Map((report.scores || []).map((x) => [x.index, x]));
+  log.events.forEach((e, i) => { if (e.type === "score") scores.set(`${e.seat}:${e.turn}`, { ...e, check: scoreOk.get(i) }); });
   const groups = new Map();
   for (const r of rolls) {
     const k = `${r.seat}:${r.turn}`;
@@ -940,12 +944,13 @@ function renderReport(box, report, log, summaryEl = $("#verify-summary"), host =
   for (const [k, rs] of groups) {
     const [seat, turn] = k.split(":").map(Number);
     const sc = scores.get(k);
-    list.append(h("li", { class: rs.every((r) => r.ok) ? "" : "bad" },
+    list.append(h("li", { class: rs.every((r) => r.ok) && (!sc || !sc.check || sc.check.ok) ? "" : "bad" },
       h("span.who", `T${turn} · ${names[seat] ?? "seat " + seat}`),
       h("span.seq", rs.map((r) => h("span.roll", { "data-event": String(r.index), class: r.ok ? "ok" : "bad", title: r.ok ? "re-derived" : r.detail },
         h("span.mini", (r.dice || []).map((d, p) => h("span.mini-die", { class: r.hold.includes(p) ? "kept" : "" }, String(d)))),
         tick(r.ok)))),
-      sc ? h("span.scored", `${label(sc.category)} ${sc.points}`) : null));
+      sc ? h("span.scored", { title: sc.check && !sc.check.ok ? sc.check.detail : "" }, `${label(sc.category)} ${sc.points}`,
+        sc.check && !sc.check.ok ? [" ", tick(false)] : null) : null));
   }
   const rolloff = report.rolloff.length ? h("div.rolloff", h("strong", "Roll-off for the first turn"),
     h("ul", report.rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },

@@ -185,6 +185,114 @@ export async function ed25519Verify(publicKeyHex, signatureHex, data) {
   }
 }
 
+// ------------------------------------------------------------------ scoring (SPEC §3)
+
+const UPPER = ["ones", "twos", "threes", "fours", "fives", "sixes"];
+const SMALL_RUNS = [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]];
+const LARGE_RUNS = [[1, 2, 3, 4, 5], [2, 3, 4, 5, 6]];
+
+function countsOf(dice) {
+  const c = [0, 0, 0, 0, 0, 0, 0];
+  for (const d of dice) c[d] += 1;
+  return c;
+}
+const total = (c) => c.reduce((a, n, f) => a + n * f, 0);
+const maxAlike = (c) => Math.max(...c);
+const hasRun = (c, runs) => runs.some((run) => run.every((f) => c[f] > 0));
+const shape = (c) => c.filter((n) => n).sort((a, b) => a - b).join(",");
+const fullHouse = (c) => shape(c) === "2,3";
+/** Yatzy's sets: `sets` different faces with at least `size` dice each, highest faces first. */
+const setsOf = (c, size, sets) => {
+  const faces = [6, 5, 4, 3, 2, 1].filter((f) => c[f] >= size);
+  return faces.length < sets ? 0 : size * faces.slice(0, sets).reduce((a, f) => a + f, 0);
+};
+const upperScorers = Object.fromEntries(UPPER.map((id, i) => [id, (c) => (i + 1) * c[i + 1]]));
+
+/** The three rule sets: box scoring in table order, upper bonus, the five-alike box, the Yahtzee bonus. */
+export const SCORING = {
+  yacht: {
+    upperBonus: 35, fiveAlike: "yacht", yahtzeeBonus: 0,
+    boxes: { ...upperScorers,
+      choice: total,
+      four_of_a_kind: (c) => (maxAlike(c) >= 4 ? total(c) : 0),
+      full_house: (c) => (fullHouse(c) || maxAlike(c) === 5 ? total(c) : 0),
+      small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 15 : 0),
+      large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 30 : 0),
+      yacht: (c) => (maxAlike(c) === 5 ? 50 : 0) },
+  },
+  yatzy: {
+    upperBonus: 50, fiveAlike: "yatzy", yahtzeeBonus: 0,
+    boxes: { ...upperScorers,
+      one_pair: (c) => setsOf(c, 2, 1),
+      two_pairs: (c) => setsOf(c, 2, 2),
+      three_of_a_kind: (c) => setsOf(c, 3, 1),
+      four_of_a_kind: (c) => setsOf(c, 4, 1),
+      small_straight: (c) => ([1, 2, 3, 4, 5].every((f) => c[f]) ? 15 : 0),
+      large_straight: (c) => ([2, 3, 4, 5, 6].every((f) => c[f]) ? 20 : 0),
+      full_house: (c) => (fullHouse(c) ? total(c) : 0),
+      chance: total,
+      yatzy: (c) => (maxAlike(c) === 5 ? 50 : 0) },
+  },
+  classic13: {
+    upperBonus: 35, fiveAlike: "yahtzee", yahtzeeBonus: 100,
+    jokerPoints: { full_house: 25, small_straight: 30, large_straight: 40 },
+    boxes: { ...upperScorers,
+      three_of_a_kind: (c) => (maxAlike(c) >= 3 ? total(c) : 0),
+      four_of_a_kind: (c) => (maxAlike(c) >= 4 ? total(c) : 0),
+      full_house: (c) => (fullHouse(c) ? 25 : 0),
+      small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 30 : 0),
+      large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 40 : 0),
+      yahtzee: (c) => (maxAlike(c) === 5 ? 50 : 0),
+      chance: total },
+  },
+};
+
+/** Plain score of five dice in one box (no card context). */
+export function scoreBox(rules, category, dice) {
+  return SCORING[rules].boxes[category](countsOf(dice));
+}
+
+/**
+ * The legal boxes for these dice on this card, {category: {points, yahtzee_bonus, joker}}:
+ * open boxes, the house rule upper_first, and classic13's forced joker and Yahtzee bonus.
+ */
+export function scoreOptions(rules, card, dice, upperFirst = false) {
+  const r = SCORING[rules];
+  const c = countsOf(dice);
+  let open = Object.keys(r.boxes).filter((id) => card[id] === null || card[id] === undefined);
+  if (upperFirst && open.some((id) => UPPER.includes(id))) open = open.filter((id) => UPPER.includes(id));
+  const out = {};
+  const fiveAlike = maxAlike(c) === 5;
+  if (r.yahtzeeBonus && fiveAlike && card[r.fiveAlike] !== null && card[r.fiveAlike] !== undefined) {
+    const face = c.indexOf(5);
+    const bonus = card[r.fiveAlike] > 0 ? r.yahtzeeBonus : 0;
+    const own = UPPER[face - 1];
+    if (open.includes(own)) return { [own]: { points: 5 * face, yahtzee_bonus: bonus, joker: false } };
+    const lower = open.filter((id) => !UPPER.includes(id));
+    if (lower.length) {
+      for (const id of lower) out[id] = { points: r.jokerPoints[id] ?? 5 * face, yahtzee_bonus: bonus, joker: true };
+      return out;
+    }
+    for (const id of open) out[id] = { points: 0, yahtzee_bonus: bonus, joker: false };
+    return out;
+  }
+  for (const id of open) out[id] = { points: r.boxes[id](c), yahtzee_bonus: 0, joker: false };
+  return out;
+}
+
+/** {upper, upper_bonus, lower, yahtzee_bonus, total} of a card. */
+export function cardTotals(rules, card, yahtzeeBonus = 0) {
+  const r = SCORING[rules];
+  let upper = 0;
+  let lower = 0;
+  for (const id of Object.keys(r.boxes)) {
+    if (UPPER.includes(id)) upper += card[id] || 0;
+    else lower += card[id] || 0;
+  }
+  const bonus = upper >= 63 ? r.upperBonus : 0;
+  return { upper, upper_bonus: bonus, lower, yahtzee_bonus: yahtzeeBonus, total: upper + bonus + lower + yahtzeeBonus };
+}
+
 // ------------------------------------------------------------------ log replay
 
 const HEX64 = /^[0-9a-f]{64}$/;
@@ -264,6 +372,9 @@ export async function verifyLog(log, options = {}) {
     return done();
   }
   add("seed.revealed", true, `server seed ${seed}`);
+  if (h.seed_secret === false) {
+    add("seed.secret", null, "this log's server seed was derived from a public value (fairdice simulate --seed): reproducible, not secret");
+  }
   const com = await commitmentOf(seed);
   add("seed.commitment", com === h.commitment,
     com === h.commitment ? "SHA-256(server seed) equals the commitment"
@@ -360,5 +471,66 @@ export async function verifyLog(log, options = {}) {
   add("roll.dice", !rollProblems.length,
     rollProblems.length ? rollProblems.slice(0, 5).join("; ") + (rollProblems.length > 5 ? ` (and ${rollProblems.length - 5} more)` : "")
       : rolls.length ? `${rolls.length} of ${rolls.length} rolls re-derive from the seeds` : "no rolls were made");
+  // score.points: every box filled re-scores from the dice of that turn's last roll
+  const scoreProblems = [];
+  report.scores = [];
+  const finalProblems = [];
+  if (SCORING[h.rules]) {
+    const cards = h.seats.map(() => ({ boxes: Object.fromEntries(Object.keys(SCORING[h.rules].boxes).map((id) => [id, null])), bonus: 0 }));
+    const lastDice = new Map();
+    events.forEach((e, index) => {
+      if (!e) return;
+      if (e.type === "roll") lastDice.set(e.seat, e.dice);
+      if (e.type !== "score") return;
+      const entry = { index, seat: e.seat, turn: e.turn, category: e.category, points: e.points, ok: false, detail: "" };
+      report.scores.push(entry);
+      const card = cards[e.seat];
+      const dice = lastDice.get(e.seat);
+      if (!card || !dice) entry.detail = "a box filled without a roll";
+      else {
+        const opts = scoreOptions(h.rules, card.boxes, dice, !!h.upper_first);
+        const o = opts[e.category];
+        if (!o) entry.detail = `${e.category} is not open or not allowed for [${dice.join(", ")}]`;
+        else {
+          const before = cardTotals(h.rules, card.boxes, card.bonus);
+          card.boxes[e.category] = o.points;
+          card.bonus += o.yahtzee_bonus;
+          const after = cardTotals(h.rules, card.boxes, card.bonus);
+          const want = { points: o.points, joker: o.joker, yahtzee_bonus: o.yahtzee_bonus,
+            upper_bonus: after.upper_bonus - before.upper_bonus, total: after.total };
+          const wrong = Object.keys(want).filter((k) => e[k] !== want[k]);
+          if (wrong.length) {
+            entry.detail = wrong.map((k) => `${k} ${JSON.stringify(e[k])}, expected ${JSON.stringify(want[k])}`).join("; ");
+            // go on from what the log claims, so that one wrong box is reported once, not in every later total
+            if (Number.isInteger(e.points)) card.boxes[e.category] = e.points;
+            if (Number.isInteger(e.yahtzee_bonus)) card.bonus += e.yahtzee_bonus - o.yahtzee_bonus;
+          }
+        }
+      }
+      lastDice.delete(e.seat);
+      entry.ok = !entry.detail;
+      if (!entry.ok) scoreProblems.push(`event ${index} (seat ${e.seat}, ${e.category}): ${entry.detail}`);
+    });
+    add("score.points", !scoreProblems.length, scoreProblems.length ? scoreProblems.slice(0, 5).join("; ")
+      : `${report.scores.length} boxes re-score from their dice (bonuses and totals too)`);
+    const totals = cards.map((c) => cardTotals(h.rules, c.boxes, c.bonus));
+    (fin.totals || []).forEach((t, seat) => {
+      for (const k of ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]) {
+        if (!totals[seat] || t[k] !== totals[seat][k]) finalProblems.push(`seat ${seat} ${k} ${t[k]}, expected ${totals[seat] && totals[seat][k]}`);
+      }
+    });
+    if ((fin.totals || []).length !== cards.length) finalProblems.push("one total per seat expected");
+    if (fin.status === "finished") {
+      const best = Math.max(...totals.map((t) => t.total));
+      const top = totals.map((t, i) => (t.total === best ? i : null)).filter((i) => i !== null);
+      const winner = top.length === 1 ? top[0] : null;
+      if (fin.winner !== winner || fin.draw !== top.length > 1) finalProblems.push(`winner ${fin.winner} draw ${fin.draw}, expected winner ${winner} draw ${top.length > 1}`);
+      const unfilled = cards.some((c) => Object.values(c.boxes).some((v) => v === null));
+      if (unfilled) finalProblems.push("the game is marked finished with open boxes");
+    }
+    add("final.totals", !finalProblems.length, finalProblems.length ? finalProblems.slice(0, 5).join("; ")
+      : fin.status === "finished" ? "totals, winner and draw recompute" : "totals recompute");
+  } else add("score.points", false, `unknown rules ${JSON.stringify(h.rules)}`);
+
   return done();
 }
