@@ -47,6 +47,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_count, help="worker processes (FAIRDICE_WORKERS; default 2)")
     parser.add_argument("--threads", type=_count, help="threads per worker (FAIRDICE_THREADS; default 4)")
     parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
+    parser.add_argument("--build-tables", action="store_true",
+                        help="build the optimal bot's missing tables before serving (once per machine; "
+                             "up to a few minutes); without it a missing table is built by the first game "
+                             "that needs it")
 
 
 def gunicorn_app(conf, access_log: bool = False, on_ready=None):
@@ -88,6 +92,32 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None):
     return FairdiceServer()
 
 
+def prepare_bots(build: bool, say) -> None:
+    """Load the optimal bot's cached tables in the master, so that every worker shares them (fork,
+    copy-on-write) and no request pays for reading them; build missing ones only when asked."""
+    try:
+        from fairdice.bots import optimal
+    except ImportError:
+        return
+    from fairdice.rules import RULESETS
+
+    missing = []
+    for rules_id in RULESETS:
+        if optimal.table_path(rules_id).exists() or build:
+            if not optimal.table_path(rules_id).exists():
+                say(f"fairdice: building the optimal bot's {rules_id} table (first run only)...")
+            try:
+                optimal.load_table(rules_id)
+            except Exception as exc:  # a broken table must not stop the server; the bot reports it when used
+                say(f"fairdice: warning: optimal bot table for {rules_id}: {exc}")
+        else:
+            missing.append(rules_id)
+    if missing:
+        say(f"fairdice: note: the optimal bot's tables for {', '.join(missing)} are not built yet; the first "
+            f"game that needs one builds it (10 s to a minute or more); `fairdice serve --build-tables` builds "
+            f"them before serving")
+
+
 def run(args) -> int:
     from .keys import KeyRing
     from .store import SQLiteStore
@@ -104,6 +134,8 @@ def run(args) -> int:
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"fairdice serve: cannot prepare storage: {exc}", file=sys.stderr)
         return 2
+
+    prepare_bots(args.build_tables, lambda text: print(text, file=sys.stderr, flush=True))
 
     def ready(urls):
         for url in urls:

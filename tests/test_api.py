@@ -135,6 +135,14 @@ def test_create_commits_and_signs(client):
     assert state["commitment_signature"] == body["commitment_signature"]
 
 
+def test_a_bot_that_cannot_play_the_house_rule_is_refused_at_creation(client):
+    if "optimal" not in BOTS:
+        pytest.skip("no optimal bot")
+    assert_problem(client.post("/v1/games", json={"rules": "yacht", "seats": [HUMAN, {"type": "bot", "bot": "optimal"}],
+                                                  "upper_first": True}), 422, "unsupported_rules")
+    create(client, [HUMAN, EV, {"type": "bot", "bot": "greedy"}], "yacht", upper_first=True)
+
+
 def test_create_defaults(client):
     body = create(client, [{"type": "human"}])
     assert body["header"]["first"] == 0 and body["header"]["upper_first"] is False
