@@ -110,13 +110,12 @@ class Games:
         return _json(render_state(game, snap.record, since, limit))
 
     def log(self, game_id: str) -> str:
+        stored = self.store.final_log(game_id)  # signed and stored when the game ended
+        if stored:
+            return stored
         snap = self.store.snapshot(game_id)
         if snap is None:
             raise not_found(game_id)
-        if snap.record.seed_revealed is not None:
-            stored = self.store.final_log(game_id)
-            if stored:
-                return stored
         game = self._restore(snap.record, snap.events)
         return _json(build_log(snap.record.opened, game, self.keys.signer_for(snap.record.key_id)))
 
@@ -145,7 +144,11 @@ class Games:
         fingerprint = hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
         for _ in range(MAX_ATTEMPTS):
             record, game, cached = self._take(game_id)
-            seat = authenticate(record, presented)
+            try:
+                seat = authenticate(record, presented)
+            except ApiError:
+                self._keep(record, game)
+                raise
             if idempotency_key is not None:
                 seen = self.store.recall(game_id, seat, idempotency_key)
                 if seen is not None:
@@ -154,6 +157,9 @@ class Games:
             before = len(game.events)
             try:
                 apply(game, seat)
+            except ApiError:  # the operator token cannot move: nothing was touched
+                self._keep(record, game)
+                raise
             except FairdiceError:  # refused; the core changed nothing
                 if cached and self.store.event_count(game_id) != before:
                     continue  # refused on an outdated copy: judge it again on the stored game

@@ -637,3 +637,25 @@ def test_real_answers_match_the_openapi_schemas(client):
     check("GameState", state)
     check("Log", client.get(f"/v1/games/{bots_only['game_id']}/log").get_json())
     check("Problem", client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[1])).get_json())
+
+
+def test_two_processes_never_act_on_an_outdated_game(tmp_path):
+    """Two apps on one database stand for two gunicorn workers, each with its own cache of games."""
+    a = create_app({"FAIRDICE_DATA_DIR": str(tmp_path)}).test_client()
+    b = create_app({"FAIRDICE_DATA_DIR": str(tmp_path)}).test_client()
+    created, tokens, _ = started(a, [HUMAN, EV], "classic13")
+    gid, h = created["game_id"], bearer(tokens[0])
+    for _ in range(3):
+        assert a.post(f"/v1/games/{gid}/roll", json={}, headers=h).status_code == 200  # a caches the game
+    # a's copy says "no rolls left"; b scores, the bot plays, and a new turn begins
+    assert b.post(f"/v1/games/{gid}/score", json={"category": "chance"}, headers=h).status_code == 200
+    # a must not refuse on its outdated copy, nor append after it
+    state = a.post(f"/v1/games/{gid}/roll", json={}, headers=h).get_json()
+    assert state["turn"] == 2 and state["rolls_made"] == 1
+    assert b.post(f"/v1/games/{gid}/roll", json={"hold": [0]}, headers=h).get_json()["rolls_made"] == 2
+    state = a.post(f"/v1/games/{gid}/roll", json={"hold": [1]}, headers=h).get_json()  # a's copy: roll 1
+    assert state["rolls_made"] == 3 and state["events"][0]["roll"] == 3
+    assert_problem(a.post(f"/v1/games/{gid}/roll", json={}, headers=h), 422, "no_rolls_left")
+    log = b.get(f"/v1/games/{gid}/log").get_json()
+    rolls = [(e["turn"], e["roll"]) for e in log["events"] if e["type"] == "roll" and e["seat"] == 0]
+    assert rolls == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
