@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -34,16 +35,22 @@ def main() -> int:
                             "--seed", f"bench-audit-{i}", "--out", str(out)], check=True, capture_output=True)
     print(f"logs ready in {root} ({time.perf_counter() - t:.1f} s to make or find)")
     cmd = [sys.executable, "-m", "verifier", "--audit", "--json", "--jobs", str(args.jobs), str(root)]
+    load = os.getloadavg()[0]
     with tempfile.TemporaryFile("w+") as out:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         p = subprocess.run(cmd, stdout=out, stderr=subprocess.PIPE, text=True,
                            cwd=Path(__file__).resolve().parents[1])
         seconds = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
         out.seek(0)
         report = json.load(out)
     audit = report["audit"]
     print(f"fairdice-verify --audit --jobs {args.jobs}: {audit['logs']} logs in {seconds:.2f} s "
           f"({audit['logs'] / seconds:.0f} logs/s), exit {p.returncode}")
+    print(f"  CPU time, all processes: {cpu:.2f} s; load average before the run: {load:.1f} "
+          f"(on an otherwise idle machine the wall time is about CPU / {args.jobs} = {cpu / args.jobs:.2f} s)")
     print(f"  {audit['verified']} verified, {audit['rolls']} rolls, {audit['fresh_dice']} fresh dice, "
           f"findings: {audit['findings'] or 'none'}")
     return 0 if p.returncode == 0 else 1

@@ -287,6 +287,19 @@ def test_audit_text_json_html(capsys, tmp_path, sim_dir):
     rep = json.loads(out)["audit"]
     assert rep["verified"] == 6 and rep["thresholds"]["tests"] == 15
     assert rep["fresh_dice"] == rep["uniformity"][0]["dice"] > 0
+    # the face counts, counted here straight from the logs: only dice that were not held
+    counts = {"overall": [0] * 6, "roll 1": [0] * 6, "roll 2": [0] * 6, "roll 3": [0] * 6, "position 4": [0] * 6}
+    for path in find_logs([str(sim_dir)])[0]:
+        for e in load(path)["events"]:
+            if e["type"] == "roll":
+                for p, face in enumerate(e["dice"]):
+                    if p not in e["hold"]:
+                        counts["overall"][face - 1] += 1
+                        counts[f"roll {e['roll']}"][face - 1] += 1
+                        if p == 4:
+                            counts["position 4"][face - 1] += 1
+    by_group = {t["group"]: t["counts"] for t in rep["uniformity"]}
+    assert {g: by_group[g] for g in counts} == counts
     assert {s["player"] for s in rep["scores"]} == {"greedy", "ev"}
     assert set(rep["scores"][0]["quantiles"]) == {"p5", "p25", "p50", "p75", "p95"}
 

@@ -35,22 +35,6 @@ def chi_square(counts: list[int]) -> float:
     return sum((c - e) ** 2 / e for c in counts)
 
 
-def marginals(fresh: list[int]) -> dict:
-    """Face counts by seat, roll number and position from the [seat][roll][position][face] array."""
-    out = {"seat": [[0] * 6 for _ in range(6)], "roll": [[0] * 6 for _ in range(3)],
-           "position": [[0] * 6 for _ in range(5)]}
-    for i, c in enumerate(fresh):
-        if c:
-            face = i % 6
-            pos = i // 6 % 5
-            roll = i // 30 % 3
-            seat = i // 90
-            out["seat"][seat][face] += c
-            out["roll"][roll][face] += c
-            out["position"][pos][face] += c
-    return out
-
-
 def quantile(sorted_values: list[int], q: float) -> float:
     """Linear interpolation between closest ranks (the 'inclusive' method)."""
     h = (len(sorted_values) - 1) * q
@@ -80,7 +64,7 @@ class Audit:
                      "seed_pair": defaultdict(list)}
 
     def add(self, r) -> None:
-        """Add one Result (verified with audit=True, its fresh dice already reduced by marginals)."""
+        """Add one Result (verified with audit=True)."""
         self.logs += 1
         if r.error is not None:
             self.not_logs += 1

@@ -12,6 +12,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
+HEX128 = re.compile(r"[0-9a-f]{128}")
 
 
 class KeyFileError(ValueError):
@@ -65,7 +66,7 @@ def _public_key(raw: bytes) -> Ed25519PublicKey:
 
 
 def signature_valid(public_key: bytes, signature_hex, data: bytes) -> bool:
-    if not isinstance(signature_hex, str) or not re.fullmatch(r"[0-9a-f]{128}", signature_hex):
+    if not isinstance(signature_hex, str) or not HEX128.fullmatch(signature_hex):
         return False
     try:
         _public_key(public_key).verify(bytes.fromhex(signature_hex), data)

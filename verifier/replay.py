@@ -358,7 +358,9 @@ class Verification:
         derive: Deriver | None = None
         is_bot = [seat["type"] == "bot" for seat in h["seats"]] if self.bots is not None else [False] * n
         lines = self.r.replay = [] if self.verbose else None
-        fresh = [0] * (6 * 3 * 5 * 6) if self.audit else None  # [seat][roll-1][position][face-1]
+        # for the audit: freshly rolled faces counted by seat, by roll number and by position
+        fresh = {"seat": [[0] * 6 for _ in range(6)], "roll": [[0] * 6 for _ in range(3)],
+                 "position": [[0] * 6 for _ in range(5)]} if self.audit else None
         n_rolls, turn_text = 0, ""
         n_scores = 0
         if self.bots is not None:
@@ -400,9 +402,12 @@ class Verification:
                                 self.fail("roll.dice", i, f"dice[{p}]", dice[p], logged[p])
                     n_rolls += 1
                     if fresh is not None:
+                        by_seat, by_roll = fresh["seat"][cur], fresh["roll"][rolls - 1]
                         for p in range(5):
                             if p not in hold:
-                                fresh[((cur * 3 + rolls - 1) * 5 + p) * 6 + dice[p] - 1] += 1
+                                by_seat[dice[p] - 1] += 1
+                                by_roll[dice[p] - 1] += 1
+                                fresh["position"][p][dice[p] - 1] += 1
                     if lines is not None:
                         turn_text += (f"  seat {cur} turn {turn}:" if rolls == 1 else "") + " " + " ".join(
                             f"[{d}]" if p in hold else str(d) for p, d in enumerate(dice)) + " |"
@@ -504,7 +509,7 @@ class Verification:
             lines.append(turn_text + " (turn not finished)")
         if fresh is not None:
             final = self.doc["final"]
-            self.r.audit = {"fresh": fresh, "rolls": n_rolls, "commitment": h["commitment"],
+            self.r.audit = {"faces": fresh, "rolls": n_rolls, "commitment": h["commitment"],
                             "server_seed": final["server_seed"] if final else None,
                             "client_seeds": [seeds[s] for s in senders if s in seeds],
                             "players": [s["bot"]["id"] if s["type"] == "bot" else "human" for s in h["seats"]]}

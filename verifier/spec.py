@@ -99,9 +99,12 @@ YAHTZEE_BONUS = 100
 JOKER_POINTS = {"full_house": 25, "small_straight": 30, "large_straight": 40}  # others: sum of dice
 
 
+RUNS = {n: [set(range(lo, lo + n)) for lo in range(1, 8 - n)] for n in (4, 5)}  # 1234, 2345, 3456; 12345, 23456
+
+
 def has_run(faces: set[int], length: int) -> bool:
     """Some `length` consecutive faces are all present."""
-    return any(set(range(lo, lo + length)) <= faces for lo in range(1, 8 - length))
+    return any(run <= faces for run in RUNS[length])
 
 
 def points(rules: str, category: str, dice) -> int:
