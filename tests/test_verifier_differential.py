@@ -17,7 +17,7 @@ from verifier.spec import options, yahtzee_bonus
 # 1,500 games across the three rule sets, made by `fairdice simulate` (different seeds per run).
 RUNS = [("yacht", "greedy,ev", 500, 101), ("yatzy", "ev,greedy", 500, 102), ("classic13", "ev,ev", 500, 103)]
 if "optimal" in BOTS:  # being added by another engineer: include it when it is there
-    RUNS.append(("classic13", "optimal,greedy", 20, 104))
+    RUNS.append(("classic13", "optimal,greedy", 10, 104))
 
 
 @pytest.fixture(scope="session")

@@ -603,9 +603,13 @@ class Verification:
         if not self.bot_ok.get(seat) or derive is None:
             return
         h = self.doc["header"]
-        action, value = self.bots.decide(
-            h["seats"][seat]["bot"]["id"], h["rules"], dict(self.boxes[seat]), tuple(dice), rolls,
-            self.bonus[seat][1], h["upper_first"], lambda k: derive.tiebreak(seat, turn, rolls, k))
+        try:
+            action, value = self.bots.decide(
+                h["seats"][seat]["bot"]["id"], h["rules"], dict(self.boxes[seat]), tuple(dice), rolls,
+                self.bonus[seat][1], h["upper_first"], lambda k: derive.tiebreak(seat, turn, rolls, k))
+        except Exception as e:  # the published policy cannot decide here (e.g. a house rule it does not play)
+            self.fail("bot.decision", i, "type", f"a decision of the policy, which failed: {e!r}", ev["type"])
+            return
         if action != ev["type"]:
             self.fail("bot.decision", i, "type", f"{action} {list(value) if action == 'roll' else value}",
                       f"{ev['type']} {ev['hold'] if ev['type'] == 'roll' else ev['category']}")
