@@ -18,6 +18,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
 from test_verifier_support import PUBLIC_HEX, SERVER_KEY, SIGNER, core_log, load, simulated, write
+from test_verifier_support import resign as resign_all
 from verifier import audit
 from verifier.cli import main
 from verifier.files import find_logs
@@ -213,6 +214,32 @@ def test_random_first_rolloff_is_rederived(capsys, tmp_path):
         code, out, _ = run(capsys, write(tmp_path, f"ro{k}.json", doc))
         assert code == 1 and "start.first" in out
     assert rolloffs >= 6
+
+
+@pytest.mark.parametrize("seed", ["", "x" * 257, "tab\there", "zero\u200dwidth", "\ud800", "\U000f0000"])
+def test_invalid_client_seeds_are_flagged(tmp_path, seed):
+    from verifier.replay import verify_document
+    rng = random.Random(2)
+    doc = core_log(Setup.build("cs", "yacht", HUMANS), rng.randbytes(32), rng, abandon_after=4)
+    doc["events"][0]["client_seed"] = seed
+    r = verify_document(resign_all(doc), "cs")
+    assert [f.check for f in r.failures][:1] == ["client_seed.valid"]
+    assert r.failures[0].event == 0 and r.failures[0].field == "client_seed"
+
+
+def test_client_seed_problems(tmp_path):
+    from verifier.replay import verify_document
+    rng = random.Random(4)
+    seats = [{"type": "human", "name": "a"}, {"type": "human", "name": "b"}]
+    doc = core_log(Setup.build("cs2", "yacht", seats), rng.randbytes(32), rng, abandon_after=6)
+    seed_events = doc["events"][:2]
+    dup = resign_all({**doc, "events": [seed_events[0]] + doc["events"]})
+    assert [(f.check, f.event, f.field) for f in verify_document(dup, "x").failures][:1] == [
+        ("client_seed.valid", 1, "seat")]
+    late = resign_all({**doc, "events": doc["events"][1:3] + [seed_events[0]] + doc["events"][3:]})
+    assert verify_document(late, "x").failures[0].check in ("client_seed.valid", "turn.order")
+    operator = resign_all({**doc, "events": [{**seed_events[0], "seat": None}] + doc["events"][1:]})
+    assert verify_document(operator, "x").failures[0].check == "client_seed.valid"
 
 
 # ---------------------------------------------------------------------- bad input

@@ -24,7 +24,7 @@ def u32(n: int) -> bytes:
 
 
 def field(text: str) -> bytes:
-    b = text.encode("utf-8")
+    b = text.encode("utf-8", "surrogatepass")  # (a lone surrogate is no valid client seed, but must not crash)
     return u32(len(b)) + b
 
 
