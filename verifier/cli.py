@@ -70,10 +70,18 @@ def describe_failure(f) -> str:
 def game_lines(r, verbose: bool) -> list[str]:
     if r.error is not None:
         return [f"ERROR {r.file}: event -, field -: {r.error} (not a fairdice log)"]
-    notes = [r.status or "?", "signed" if r.signed else "UNSIGNED"]
+    if r.signed and "fail" in (r.checks["sig.commitment"], r.checks["sig.final"]):
+        signed = "signature INVALID"
+    elif r.signed:
+        signed = "signed"
+    elif r.status == "in progress" and r.checks["sig.commitment"] != "skip":
+        signed = "header signed; the log is signed once the game is over"
+    else:
+        signed = "UNSIGNED"
+    notes = [r.status or "?", signed]
     if r.signed:
         notes.append("trusted key" if r.trusted else "embedded key only")
-    if r.status == "abandoned":
+    if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
     lines += ["      " + describe_failure(f) for f in r.failures]
@@ -157,7 +165,7 @@ def run(argv=None) -> int:
         else:
             counts["games"] += 1
             counts["ok" if r.ok else "failed"] += 1
-            counts["unsigned"] += not r.signed
+            counts["unsigned"] += not r.signed and r.status != "in progress"
         print("\n".join(game_lines(r, args.verbose)), file=text)
         if args.json:
             games.append(game_json(r))
