@@ -11,9 +11,9 @@ border-bottom:1px solid #ddd}th:first-child,td:first-child{text-align:left}.bad{
 text-align:center}svg text{font:10px sans-serif;fill:#444}"""
 
 
-def bars(counts: list[int], labels: list[str], width=220, height=120, expected: float | None = None) -> str:
-    """A bar chart as inline SVG, with an optional dashed line at the expected count."""
-    top = max(max(counts, default=0), expected or 0) or 1
+def bars(counts: list[int], labels: list[str], width=340, height=140) -> str:
+    """A bar chart as inline SVG."""
+    top = max(counts, default=0) or 1
     n = len(counts)
     bw = (width - 20) / max(n, 1)
     parts = [f'<svg width="{width}" height="{height + 14}" viewBox="0 0 {width} {height + 14}" role="img">']
@@ -24,9 +24,29 @@ def bars(counts: list[int], labels: list[str], width=220, height=120, expected: 
                      f'fill="#4a78b5"><title>{escape(labels[i])}: {c}</title></rect>')
         if n <= 12 or i % max(1, n // 8) == 0:
             parts.append(f'<text x="{x + bw / 2:.1f}" y="{height + 11}" text-anchor="middle">{escape(labels[i])}</text>')
-    if expected:
-        y = height - expected / top * (height - 10)
-        parts.append(f'<line x1="8" x2="{width - 8}" y1="{y:.1f}" y2="{y:.1f}" stroke="#c33" stroke-dasharray="4 3"/>')
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def residuals(counts: list[int], width=220, height=120) -> str:
+    """The faces as standardized residuals (observed - expected) / sqrt(expected), as inline SVG:
+    bars up or down from 0, dashed lines at -2 and +2, the scale fixed at -4..4 (clipped beyond)."""
+    n = sum(counts)
+    e = n / 6
+    mid, unit, bw = height / 2, (height / 2 - 6) / 4, (width - 30) / 6
+    parts = [f'<svg width="{width}" height="{height + 14}" viewBox="0 0 {width} {height + 14}" role="img">',
+             f'<line x1="22" x2="{width - 4}" y1="{mid}" y2="{mid}" stroke="#888"/>']
+    for z in (-2, 2):
+        y = mid - z * unit
+        parts.append(f'<line x1="22" x2="{width - 4}" y1="{y:.1f}" y2="{y:.1f}" stroke="#c33" stroke-dasharray="4 3"/>'
+                     f'<text x="2" y="{y + 3:.1f}">{z:+d}</text>')
+    for f, c in enumerate(counts):
+        z = max(-4.0, min(4.0, (c - e) / e ** 0.5)) if e else 0.0
+        x = 24 + f * bw
+        top, h = (mid - z * unit, z * unit) if z >= 0 else (mid, -z * unit)
+        parts.append(f'<rect x="{x + 1:.1f}" y="{top:.1f}" width="{bw - 2:.1f}" height="{max(h, 0.5):.1f}" fill="#4a78b5">'
+                     f'<title>face {f + 1}: {c} (expected {e:.1f})</title></rect>'
+                     f'<text x="{x + bw / 2:.1f}" y="{height + 11}" text-anchor="middle">{f + 1}</text>')
     parts.append("</svg>")
     return "".join(parts)
 
@@ -41,7 +61,8 @@ def render(rep: dict, title: str = "fairdice audit") -> str:
     out.append('<p class="%s">Findings: %s</p>' % (("bad", escape("; ".join(findings))) if findings else ("ok", "none")))
     out.append(f"<h2>Uniformity of the faces</h2><p>Chi-square, 5 degrees of freedom; family alpha {t['family_alpha']} "
                f"over {t['tests']} tests, Bonferroni: a test rejects when p &lt; {t['alpha_per_test']:.3g}. Only freshly "
-               f"rolled dice count. The dashed line is the expected count.</p>")
+               f"rolled dice count. Each chart shows, per face, (observed &minus; expected) / &radic;expected; "
+               f"the dashed lines are at &plusmn;2.</p>")
     out.append("<table><tr><th>group</th><th>dice</th>" + "".join(f"<th>{f}</th>" for f in range(1, 7))
                + "<th>chi2</th><th>p</th><th>verdict</th></tr>")
     for u in rep["uniformity"]:
@@ -52,7 +73,7 @@ def render(rep: dict, title: str = "fairdice audit") -> str:
     out.append("</table><div class=charts>")
     for u in rep["uniformity"]:
         if u["dice"]:
-            out.append(f"<figure>{bars(u['counts'], [str(f) for f in range(1, 7)], expected=u['dice'] / 6)}"
+            out.append(f"<figure>{residuals(u['counts'])}"
                        f"<figcaption>{u['group']}</figcaption></figure>")
     out.append("</div><h2>Seed reuse</h2>")
     rows = [(what, r) for what, rs in rep["reuse"].items() for r in rs]
