@@ -81,6 +81,8 @@ def game_lines(r, verbose: bool) -> list[str]:
     notes = [r.status or "?", signed]
     if r.signed:
         notes.append("trusted key" if r.trusted else "embedded key only")
+    if r.seed_secret is False:
+        notes.append("public seed: proves the dice and scores, not that the seed was unknown beforehand")
     if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
@@ -95,7 +97,7 @@ def game_json(r) -> dict:
     if r.error is not None:
         return {"file": r.file, "error": r.error, "ok": False}
     return {"file": r.file, "game_id": r.game_id, "rules": r.rules, "status": r.status, "ok": r.ok,
-            "signed": r.signed, "trusted_key": r.trusted, "checks": r.checks,
+            "signed": r.signed, "trusted_key": r.trusted, "seed_secret": r.seed_secret, "checks": r.checks,
             "failures": [f.as_dict() for f in r.failures], "unlisted_failures": r.unlisted,
             **({"replay": r.replay} if r.replay is not None else {})}
 

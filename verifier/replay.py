@@ -49,6 +49,7 @@ class Result:
     unlisted: dict = field(default_factory=dict)  # check -> failures beyond MAX_LISTED
     signed: bool = False  # both signatures present (and then checked)
     trusted: bool = False  # checked against a --pubkey key, not only the embedded one
+    seed_secret: bool | None = None  # False: the seed came from a public value (§2.1)
     replay: list | None = None  # with verbose: the game turn by turn
     audit: dict | None = None  # with audit: the numbers the audit aggregates
 
@@ -231,6 +232,7 @@ class Verification:
         self.fields_ok(h, "header.", HEADER_FIELDS, h)
         self.r.game_id = h.get("game_id") if isinstance(h.get("game_id"), str) else None
         self.r.rules = h["rules"] if HEADER_FIELDS["rules"][1](h.get("rules"), h) else None
+        self.r.seed_secret = h.get("seed_secret") if type(h.get("seed_secret")) is bool else None
         if final is not None:
             self.fields_ok(final, "final.", FINAL_FIELDS, h)
         self.r.status = final.get("status") if final else "in progress"
