@@ -82,7 +82,7 @@ def game_lines(r, verbose: bool) -> list[str]:
     if r.signed:
         notes.append("trusted key" if r.trusted else "embedded key only")
     if r.seed_secret is False:
-        notes.append("public seed: proves the dice and scores, not that the seed was unknown beforehand")
+        notes.append("public seed")
     if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
@@ -159,7 +159,7 @@ def run(argv=None) -> int:
     do_audit = args.audit or bool(args.html)
     options = {"trusted_keys": trusted, "require_signature": args.require_signature,
                "check_bots": args.check_bots, "verbose": args.verbose, "audit": do_audit}
-    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "not_logs": 0}
+    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "not_logs": 0}
     games, agg = [], audit_mod.Audit() if do_audit else None
     for r in verify_all(files, options, max(1, args.jobs)):
         if r.error is not None:
@@ -168,6 +168,7 @@ def run(argv=None) -> int:
             counts["games"] += 1
             counts["ok" if r.ok else "failed"] += 1
             counts["unsigned"] += not r.signed and r.status != "in progress"
+            counts["public_seed"] += r.seed_secret is False
         print("\n".join(game_lines(r, args.verbose)), file=text)
         if args.json:
             games.append(game_json(r))
@@ -178,6 +179,8 @@ def run(argv=None) -> int:
     summary = (f"{PROG}: {counts['games']} games: {counts['ok']} OK, {counts['failed']} FAIL"
                + (f", {counts['unsigned']} unsigned" if counts["unsigned"] else "")
                + (f"; {counts['not_logs']} files are not logs" if counts["not_logs"] else "")
+               + (f"; {counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the "
+                  "scores, not that the seed was unknown beforehand)" if counts["public_seed"] else "")
                + f"; signatures checked against {origin}")
     print(summary, file=text)
     rep = None
