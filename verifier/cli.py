@@ -199,8 +199,7 @@ def run(argv=None) -> int:
                "summary": counts, "games": games}
         if rep is not None:
             doc["audit"] = rep
-        json.dump(doc, sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     if usage_errors or counts["not_logs"]:
         return 2
     if counts["failed"] or (rep is not None and rep["findings"]):
