@@ -89,3 +89,19 @@ def test_short_log_vector():
     assert trusted[0].hex() == doc["header"]["public_key"]
     assert verify_document(doc, "log_short.json", trusted_keys=trusted).ok
     assert sum(line.startswith("  seat ") for line in r.replay) == len(CATEGORIES[doc["header"]["rules"]])
+
+
+def test_the_stream_goes_on_past_block0_and_the_fast_roll_is_the_plain_one():
+    import random
+    rng = random.Random(11)
+    for _ in range(300):
+        d = Deriver(rng.randbytes(32), f"g{rng.random()}", [str(rng.random()) for _ in range(rng.randint(1, 3))])
+        seat, turn, roll = rng.randrange(6), rng.randint(1, 15), rng.randint(1, 3)
+        assert d.roll(seat, turn, roll) == d.five_dice("roll", seat, turn, roll)
+        msg = d.message("tiebreak", seat, turn, roll)
+        values = []
+        for b in (hmac.digest(d.key, msg + u32(0), "sha256") + hmac.digest(d.key, msg + u32(1), "sha256")
+                  + hmac.digest(d.key, msg + u32(2), "sha256")):
+            if b < 256 - 256 % 7:
+                values.append(b % 7)
+        assert d.draw(msg, 40, 7) == values[:40]  # 40 values need more than one block
