@@ -341,6 +341,11 @@ def test_audit_finds_seed_reuse(capsys, tmp_path):
     assert code == 1
     assert "same commitment" in out and "same server_seed" in out and "reuse-0" in out and "reuse-1" in out
     assert "note: game reuse-0 appears in 2 files" in out
+    assert "same game_id" not in out
+    other = core_log(Setup.build("reuse-1", "yatzy", HUMANS), rng.randbytes(32), rng)  # another game, same id
+    write(tmp_path, "r2.json", other)
+    code, out, _ = run(capsys, "--audit", tmp_path)
+    assert code == 1 and "same game_id: reuse-1" in out
 
 
 def test_audit_on_all_cores_matches_one_core(capsys):

@@ -107,7 +107,7 @@ class Audit:
         return tests
 
     def reuse(self) -> tuple[dict, list]:
-        """Seeds or commitments shared by different games, and games present in several files."""
+        """Seeds, commitments or game ids shared by different games; games present in several files."""
         found = {}
         for what, seen in self.seen.items():
             found[what] = []
@@ -115,11 +115,16 @@ class Audit:
                 if len({g["game_id"] for g in games}) > 1:
                     shown = value if isinstance(value, str) else {"server_seed": value[0], "client_seeds": list(value[1])}
                     found[what].append({"value": shown, "games": games})
-        files_of = defaultdict(list)
-        for games in self.seen["commitment"].values():
+        files_of, commitments_of = defaultdict(list), defaultdict(set)
+        for commitment, games in self.seen["commitment"].items():
             for g in games:
-                files_of[g["game_id"]].append(g["file"])
-        duplicates = [{"game_id": k, "files": v} for k, v in sorted(files_of.items()) if len(v) > 1]
+                files_of[g["game_id"]].append(g)
+                commitments_of[g["game_id"]].add(commitment)
+        # a game id is unique per game (§2.3): one id with two commitments is two games
+        found["game_id"] = [{"value": gid, "games": files_of[gid]} for gid, cs in sorted(commitments_of.items())
+                            if len(cs) > 1]
+        duplicates = [{"game_id": gid, "files": [g["file"] for g in games]} for gid, games in sorted(files_of.items())
+                      if len(games) > 1 and len(commitments_of[gid]) == 1]
         return found, duplicates
 
     def score_table(self) -> list[dict]:
@@ -151,8 +156,8 @@ class Audit:
     @staticmethod
     def findings(tests, reuse) -> list[str]:
         out = [f"faces not uniform: {t['group']} (p = {t['p']:.3g})" for t in tests if t["verdict"] == "NOT UNIFORM"]
-        out += [f"the same {what.replace('_', ' ')} in {len({g['game_id'] for g in r['games']})} games: "
-                + ", ".join(sorted({g["game_id"] for g in r["games"]})) for what, rows in reuse.items() for r in rows]
+        out += [f"the same {what.replace('_', ' ')} in {len(r['games'])} logs: "
+                + ", ".join(f"{g['game_id']} ({g['file']})" for g in r["games"]) for what, rows in reuse.items() for r in rows]
         return out
 
 
@@ -172,7 +177,7 @@ def text_report(rep: dict) -> str:
         p = "-" if u["p"] is None else f"{u['p']:.4f}"
         lines.append(f"  {u['group']:<12}{u['dice']:>9}  " + "".join(f"{c:>7}" for c in u["counts"])
                      + f"  {chi:>8}  {p:>9}  {u['verdict']}")
-    lines.append("seed reuse: " + ("none (every commitment, server seed and seed pair belongs to one game)"
+    lines.append("seed reuse: " + ("none (every commitment, server seed, seed pair and game id belongs to one game)"
                                    if not any(rep["reuse"].values()) else "FOUND"))
     for what, rows in rep["reuse"].items():
         for r in rows:

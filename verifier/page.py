@@ -78,7 +78,7 @@ def render(rep: dict, title: str = "fairdice audit") -> str:
     out.append("</div><h2>Seed reuse</h2>")
     rows = [(what, r) for what, rs in rep["reuse"].items() for r in rs]
     if not rows:
-        out.append("<p class=ok>Every commitment, server seed and (server seed, client seeds) pair belongs to one game.</p>")
+        out.append("<p class=ok>Every commitment, server seed, (server seed, client seeds) pair and game id belongs to one game.</p>")
     for what, r in rows:
         out.append(f"<p class=bad>same {escape(what)}: " + escape(", ".join(g["game_id"] for g in r["games"])) + "</p>")
     out.append("<h2>Scores of finished games</h2><table><tr><th>rules</th><th>player</th><th>n</th><th>mean</th>"
