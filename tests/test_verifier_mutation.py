@@ -147,8 +147,9 @@ def test_every_change_is_caught_with_a_stale_signature(name):
 @pytest.mark.parametrize("name", sorted(LOGS))
 def test_every_change_is_caught_by_the_replay_when_resigned(name):
     """Re-signed by the server key, a changed log passes the verifier exactly when the core itself
-    would have produced it (a different but legitimate game); if such a change touches a bot's
-    move, --check-bots flags it."""
+    would have produced it (a different but legitimate game: checked for every change the verifier
+    accepts and for one in five of the others); if such a change touches a bot's move,
+    --check-bots flags it."""
     original = LOGS[name]
     bots = PublishedBots()
     legitimate, total = [], 0
@@ -158,7 +159,8 @@ def test_every_change_is_caught_by_the_replay_when_resigned(name):
         r = verify_document(doc, what, trusted_keys=TRUSTED)
         assert r.checks["sig.commitment"] == r.checks["sig.final"] == "pass", what
         assert {f.check for f in r.failures}.isdisjoint({"sig.commitment", "sig.final", "log.key"}), what
-        assert r.ok == core_reproduces(doc), (what, r.failures)
+        if r.ok or total % 5 == 0:  # the core as oracle: on every accepted change, and on a sample of the rest
+            assert r.ok == core_reproduces(doc), (what, r.failures)
         if r.ok:
             legitimate.append(what)
             i = int(what.split()[-1].split(".")[0])
