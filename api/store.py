@@ -32,12 +32,15 @@ import os
 import sqlite3
 import threading
 import time
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 SCHEMA_VERSION = 1
+AUTOCHECKPOINT_FALLBACK = 20000  # pages (about 80 MB of WAL) before a commit checkpoints by itself
+_CHECKPOINTER_LOCK = threading.Lock()
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
@@ -180,7 +183,13 @@ def _seat_key(seat: int | None) -> int:
 
 
 class SQLiteStore(Store):
-    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL", busy_timeout: float = 30.0):
+    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL", busy_timeout: float = 30.0,
+                 checkpoint_every: float = 1.0):
+        """`checkpoint_every` seconds: a background thread per process copies the WAL into the database
+        (a PASSIVE checkpoint, which blocks no reader or writer), so that no command pays for a checkpoint
+        while it holds the write lock.  0: SQLite's own automatic checkpoints, inside commits."""
+        self.checkpoint_every = checkpoint_every
+        self._checkpointer: tuple[int, threading.Thread] | None = None
         self.path = Path(path)
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
@@ -206,11 +215,26 @@ class SQLiteStore(Store):
                                check_same_thread=False)
         conn.execute(f"PRAGMA synchronous = {self.synchronous}")
         conn.execute("PRAGMA foreign_keys = ON")
+        if self.checkpoint_every > 0:  # the checkpointer's job; a large bound in case it ever falls behind
+            conn.execute(f"PRAGMA wal_autocheckpoint = {AUTOCHECKPOINT_FALLBACK}")
         return conn
+
+    def _start_checkpointer(self) -> None:
+        """One daemon thread per process (started on its first write, again after a fork)."""
+        if self.checkpoint_every <= 0 or (self._checkpointer and self._checkpointer[0] == os.getpid()):
+            return
+        with _CHECKPOINTER_LOCK:
+            if self._checkpointer and self._checkpointer[0] == os.getpid():
+                return
+            thread = threading.Thread(target=_checkpoint_loop, args=(weakref.ref(self), os.getpid()),
+                                      name="fairdice-wal-checkpoint", daemon=True)
+            self._checkpointer = (os.getpid(), thread)
+            thread.start()
 
     def _conn(self) -> sqlite3.Connection:
         local = self._local
         if getattr(local, "pid", None) != os.getpid():
+            self._start_checkpointer()
             local.conn = self._connect()
             local.lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
             local.pid = os.getpid()
@@ -226,6 +250,7 @@ class SQLiteStore(Store):
             fcntl.flock(fd, fcntl.LOCK_UN)
 
     def close(self) -> None:
+        self._checkpointer = None  # the checkpoint thread ends after its current sleep
         local = self._local
         if getattr(local, "pid", None) == os.getpid():
             local.conn.close()
@@ -341,6 +366,29 @@ class SQLiteStore(Store):
                     raise _translate(exc) from None
                 raise
         return None
+
+
+def _checkpoint_loop(store_ref, pid: int) -> None:
+    """PASSIVE checkpoints every `checkpoint_every` seconds while the store lives (and is not closed)."""
+    store = store_ref()
+    if store is None:
+        return
+    every, conn = store.checkpoint_every, sqlite3.connect(store.path, isolation_level=None,
+                                                           timeout=store.busy_timeout, check_same_thread=False)
+    del store
+    try:
+        while True:
+            time.sleep(every)
+            store = store_ref()
+            if store is None or not store._checkpointer or store._checkpointer[0] != pid:
+                return
+            del store
+            try:
+                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
+            except sqlite3.Error:
+                pass  # busy or closing: the next round (or SQLite's fallback) catches up
+    finally:
+        conn.close()
 
 
 def _translate(exc: sqlite3.OperationalError) -> Exception:

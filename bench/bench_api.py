@@ -6,9 +6,10 @@ measures, in the same run and with the same load generator:
 1. baseline: `GET /healthz` (a JSON no-op of the same server) from C concurrent
    keep-alive connections;
 2. games: C concurrent games (one human seat against a bot); each connection
-   plays its own game turn after turn (`roll`, then `score` the best box; the
-   bot's whole turn is played server-side inside the score request) and starts
-   a new game when one ends.
+   plays its own game turn after turn (`roll`, up to `--rerolls` rerolls
+   keeping the most common face, then `score` the best box; the bot's whole
+   turn is played server-side inside the score request) and starts a new game
+   when one ends.
 
 Reported: requests per second of each phase, their ratio (the goal: game
 requests at least half the no-op rate), complete turns per second, p50/p99
@@ -18,7 +19,7 @@ when the machine is shared or the load generator is the bottleneck.  The load co
 `http.client`, keep-alive), which share the machine with the server; both
 phases pay the same client cost.
 
-    python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--json]
+    python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--rerolls 2] [--json]
 """
 
 from __future__ import annotations
@@ -82,7 +83,12 @@ def _healthz_loop(conn: Conn, until: float, lat: list, counts: dict) -> None:
             counts["errors"] += 1
 
 
-def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bot: str) -> None:
+def keep_most_common(dice: list[int]) -> list[int]:
+    face = max(set(dice), key=lambda f: (dice.count(f), f))
+    return [i for i, d in enumerate(dice) if d == face]
+
+
+def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bot: str, rerolls: int) -> None:
     def call(method, path, body=None, token=None, timed=True):
         t0 = time.perf_counter()
         status, payload = conn.request(method, path, body, token)
@@ -102,12 +108,17 @@ def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bo
         counts["games"] += 1
         while state["status"] == "playing" and time.perf_counter() < until:
             state = call("POST", f"/v1/games/{gid}/roll", {"hold": []}, token)
+            for _ in range(rerolls):
+                hold = keep_most_common(state["dice"])
+                if len(hold) == 5 or not state["rolls_left"]:
+                    break
+                state = call("POST", f"/v1/games/{gid}/roll", {"hold": hold}, token)
             state = call("POST", f"/v1/games/{gid}/score", {"category": best(state["options"])}, token)
             counts["turns"] += 1
 
 
 def client_process(args) -> dict:
-    kind, host, port, users, start, seconds, rules, bot = args
+    kind, host, port, users, start, seconds, rules, bot, rerolls = args
     time.sleep(max(0.0, start - time.time()))
     until = time.perf_counter() + seconds
     lats, counts, threads = [], [], []
@@ -117,7 +128,7 @@ def client_process(args) -> dict:
         counts.append(count)
         conn = Conn(host, port)
         target = _healthz_loop if kind == "healthz" else _game_loop
-        extra = () if kind == "healthz" else (rules, bot)
+        extra = () if kind == "healthz" else (rules, bot, rerolls)
         threads.append(threading.Thread(target=_safe, args=(target, conn, until, lat, count, *extra)))
     for t in threads:
         t.start()
@@ -136,12 +147,12 @@ def _safe(target, *args):
 
 
 def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: float, rules: str, bot: str,
-              pgid: int | None = None) -> dict:
+              pgid: int | None = None, rerolls: int = 2) -> dict:
     start = time.time() + 0.5
     share = [users // procs + (1 if i < users % procs else 0) for i in range(procs)]
     with mp.get_context("fork").Pool(procs) as pool:
         pending = pool.map_async(client_process,
-                                 [(kind, host, port, n, start, seconds, rules, bot) for n in share if n])
+                                 [(kind, host, port, n, start, seconds, rules, bot, rerolls) for n in share if n])
         time.sleep(max(0.0, start - time.time()))
         cpu0 = server_cpu_seconds(pgid) if pgid else 0.0
         parts = pending.get()
@@ -213,6 +224,8 @@ def main(argv=None) -> int:
     parser.add_argument("--clients", type=int, default=2, help="load generator processes")
     parser.add_argument("--rules", default="classic13")
     parser.add_argument("--bot", default="ev")
+    parser.add_argument("--rerolls", type=int, default=2, choices=(0, 1, 2),
+                        help="rerolls per turn at most (keeping the most common face); 0: roll once, then score")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -223,13 +236,13 @@ def main(argv=None) -> int:
             baseline = run_phase("healthz", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
                                  proc.pid)
             games = run_phase("games", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
-                              proc.pid)
+                              proc.pid, args.rerolls)
         finally:
             os.killpg(proc.pid, signal.SIGTERM)
             proc.wait(15)
     ratio = games["requests_per_s"] / baseline["requests_per_s"] if baseline["requests_per_s"] else 0.0
     report = {"concurrent": args.games, "seconds": args.seconds, "workers": args.workers, "threads": args.threads,
-              "clients": args.clients, "cpus": os.cpu_count(), "rules": args.rules, "bot": args.bot,
+              "clients": args.clients, "cpus": os.cpu_count(), "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls,
               "healthz": baseline, "games": games, "ratio": round(ratio, 3), "goal_met": ratio >= 0.5}
     if args.json:
         print(json.dumps(report))
@@ -241,8 +254,10 @@ def main(argv=None) -> int:
             print(f"  {label:<20} {phase['requests_per_s']:>8.1f} req/s   p50 {phase['p50_ms']} ms  "
                   f"p99 {phase['p99_ms']} ms   server CPU {phase['server_cpu_us_per_request']} us/request "
                   f"({phase['server_cpu_cores']} cores busy)")
-        print(f"  complete turns       {games['turns_per_s']:>8.1f} turns/s ({args.rules}, each with the {args.bot} "
-              f"bot's turn played server-side); {games['games_started']} games")
+        per_turn = games["requests"] / games["turns"] if games["turns"] else 0
+        print(f"  complete turns       {games['turns_per_s']:>8.1f} turns/s ({args.rules}; {per_turn:.2f} requests a "
+              f"turn, up to {args.rerolls} rerolls; each followed by the {args.bot} bot's turn, played "
+              f"server-side); {games['games_started']} games")
         print(f"  game/no-op request rate: {ratio:.2f} (goal >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
               f"; errors {baseline['errors'] + games['errors']}")
     return 0

@@ -28,6 +28,9 @@ from .errors import FairdiceError
 from .log import canonical, key_id as key_id_of, setup_from_header, verify_signature
 
 DEFAULT_TIMEOUT = 15.0
+# The answer was lost (refused connection, reset, cut-off body, timeout): a move is retried with the same
+# Idempotency-Key, so the server applies it at most once and the retry gets its answer.
+RETRYABLE = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
 class ApiError(Exception):
@@ -72,7 +75,7 @@ class Client:
             try:
                 resp = self.session.request(method, self.base_url + path, data=data, headers=headers,
                                             params=params, timeout=self.timeout)
-            except requests.ConnectionError:
+            except RETRYABLE:
                 if attempt + 1 >= attempts:
                     raise
                 time.sleep(self.backoff * 2 ** attempt)

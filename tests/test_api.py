@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -659,3 +660,22 @@ def test_two_processes_never_act_on_an_outdated_game(tmp_path):
     log = b.get(f"/v1/games/{gid}/log").get_json()
     rolls = [(e["turn"], e["roll"]) for e in log["events"] if e["type"] == "roll" and e["seat"] == 0]
     assert rolls == [(1, 1), (1, 2), (1, 3), (2, 1), (2, 2), (2, 3)]
+
+
+def test_background_checkpoints_move_the_wal_into_the_database(tmp_path):
+    store = SQLiteStore(tmp_path / "db.sqlite3", checkpoint_every=0.05)
+    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path)}, store=store)
+    client = app.test_client()
+    before = (tmp_path / "db.sqlite3").stat().st_size
+    for _ in range(20):
+        create(client)
+    conn = store._conn()
+    assert conn.execute("PRAGMA wal_autocheckpoint").fetchone()[0] > 1000  # commits do not checkpoint
+    deadline = time.monotonic() + 5
+    while (tmp_path / "db.sqlite3").stat().st_size == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert (tmp_path / "db.sqlite3").stat().st_size > before
+    thread = store._checkpointer[1]
+    store.close()
+    thread.join(2)
+    assert not thread.is_alive()

@@ -181,7 +181,8 @@ class Player(threading.Thread):
         while True:
             try:
                 resp = self.session.request(method, self.holder["url"] + path, json=body, headers=headers, timeout=10)
-            except (requests.ConnectionError, requests.Timeout):
+            except (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError):
+                # killed before, during or after the command: the same key makes the retry safe
                 self.retried_over_crash += 1
                 self.restarted.wait(60)
                 self.session = requests.Session()
