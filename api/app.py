@@ -122,7 +122,7 @@ def _openapi_document() -> str:
 def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     """The API app.  `config`: `FAIRDICE_*` settings (see api.config); `store`: use this store instead of
     the SQLite file named by the settings."""
-    app = Flask(__name__, static_folder="static", static_url_path="/ui")  # the game page's files: /ui/<file>
+    app = Flask(__name__, static_folder=None)  # the game page and its files: api/page.py
     conf = settings(config)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
     app.config["FAIRDICE"] = conf
@@ -174,12 +174,6 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
         return resp
 
     # --- public documents ----------------------------------------------------------
-
-    @app.get("/")
-    def game_page():
-        if not app.static_folder or not (Path(app.static_folder) / "index.html").is_file():
-            raise ApiError(404, "not_found", "no game page is installed; the API is under /v1")
-        return app.send_static_file("index.html")
 
     @app.get("/healthz")
     def healthz():

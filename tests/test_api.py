@@ -592,16 +592,19 @@ def test_restore_matches_live_game(app, client):
     assert game.card(0).boxes == state["seats"][0]["card"] and game.current_seat == state["current_seat"]
 
 
-def test_game_page_is_served(client, app):
-    page = client.get("/")
-    if not (Path(app.static_folder) / "index.html").is_file():
-        assert_problem(page, 404, "not_found")
+def test_game_page_is_served(client):
+    from api import page
+
+    resp = client.get("/")
+    if not (page.STATIC_DIR / "index.html").is_file():
+        assert_problem(resp, 404)
         return
-    assert page.status_code == 200 and page.mimetype == "text/html"
-    for name in sorted(p.name for p in Path(app.static_folder).iterdir() if p.suffix == ".js")[:3]:
+    assert resp.status_code == 200 and resp.mimetype == "text/html"
+    for name in sorted(p.name for p in page.STATIC_DIR.iterdir() if p.suffix == ".js")[:3]:
         asset = client.get(f"/ui/{name}")
         assert asset.status_code == 200 and "javascript" in asset.mimetype
     assert_problem(client.get("/ui/no-such-file.js"), 404)
+    assert_problem(client.get("/static/index.html"), 404)
 
 
 def test_real_answers_match_the_openapi_schemas(client):
