@@ -115,6 +115,13 @@ class Setup:
         seats = check_seats(seats)
         if not isinstance(upper_first, bool):
             raise FairdiceError("invalid_options", "upper_first must be true or false")
+        if upper_first:
+            from .bots import BOTS
+
+            refusing = sorted({s.bot for s in seats if s.is_bot and not BOTS[s.bot].plays_upper_first})
+            if refusing:
+                raise FairdiceError("unsupported_bot", f"the {refusing[0]} bot does not play the upper_first "
+                                                       "house rule", allowed=[b for b in BOTS if BOTS[b].plays_upper_first])
         return cls(game_id, ruleset(rules), seats, check_first(first, len(seats)), upper_first)
 
     @property

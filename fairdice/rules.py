@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from .errors import FairdiceError
@@ -132,10 +133,14 @@ class RuleSet:
     def forced_joker(self) -> bool:
         return self.yahtzee_bonus > 0
 
+    @cached_property
+    def _index(self) -> dict[str, Category]:
+        return {c.id: c for c in self.categories}
+
     def category(self, category_id: str) -> Category:
         try:
-            return _CATEGORY_INDEX[self.id][category_id]
-        except KeyError:
+            return self._index[category_id]
+        except (KeyError, TypeError):
             raise FairdiceError(
                 "unknown_category",
                 f"unknown category {category_id!r} for {self.id}; valid: {', '.join(self.category_ids)}",
@@ -206,7 +211,6 @@ CLASSIC13 = RuleSet(
 )
 
 RULESETS: Mapping[str, RuleSet] = MappingProxyType({r.id: r for r in (YACHT, YATZY, CLASSIC13)})
-_CATEGORY_INDEX = {r.id: {c.id: c for c in r.categories} for r in RULESETS.values()}
 
 
 def ruleset(rules: str | RuleSet) -> RuleSet:

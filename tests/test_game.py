@@ -174,6 +174,7 @@ def test_setup_refusals():
         dict(rules="poker"), dict(seats=[]), dict(seats=[{"type": "human", "name": "x"}] * 7),
         dict(seats=[{"type": "bot", "bot": "cheater"}]), dict(seats=[{"type": "alien"}]),
         dict(first=2), dict(first="me"), dict(upper_first="yes"),
+        dict(seats=[{"type": "bot", "bot": "optimal"}], upper_first=True),
     ]
     for kwargs in bad:
         args = {"rules": "yacht", "seats": [{"type": "human", "name": "a"}, {"type": "bot", "bot": "ev"}],

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from ..game import Game
 from .base import Decision, Policy, Position
+from .optimal import Optimal
 from .policies import ExpectedValue, Greedy
 
-BOTS: dict[str, Policy] = {p.id: p for p in (Greedy(), ExpectedValue())}
-from .optimal import Optimal; BOTS[Optimal.id] = Optimal()  # noqa: E402,E702 (one-line registration)
+BOTS: dict[str, Policy] = {p.id: p for p in (Greedy(), ExpectedValue(), Optimal())}
 
 
 def position_of(game: Game) -> Position:

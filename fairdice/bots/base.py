@@ -60,6 +60,7 @@ class Policy:
     version: str = ""
     level: str = ""
     description: str = ""
+    plays_upper_first: bool = True  # whether the policy can play the upper-first house rule
 
     def params(self) -> dict:
         """What besides id and version defines the policy (a table digest, say)."""

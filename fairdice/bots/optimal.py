@@ -631,6 +631,7 @@ class Optimal(Policy):
     version = "1"
     level = "hard"
     description = "Plays the whole card to maximise the expected final score (exact dynamic programme)."
+    plays_upper_first = False
 
     def params(self) -> dict:
         return {"table_sha256": {rid: entry["sha256"] for rid, entry in sorted(manifest()["tables"].items())}}

@@ -83,7 +83,8 @@ def _joker(name, card, dice, legal, upper_first=False):
             "legal": {cid: {"points": p, "yahtzee_bonus": b, "joker": j} for cid, (p, b, j) in legal.items()}}
 
 
-# Forced joker cases (classic13): card (null = open), dice, and the legal boxes with what each scores.
+# Forced joker cases (classic13): card (null = open), dice, and the legal boxes with what each scores;
+# the last one shows the upper-first house rule, under which the joker cannot arise.
 JOKER = [
     _joker("yahtzee box open: scored normally", _card(), [4, 4, 4, 4, 4],
            {"ones": (0, 0, False), "twos": (0, 0, False), "threes": (0, 0, False), "fours": (20, 0, False),
@@ -107,10 +108,10 @@ JOKER = [
            [1, 1, 1, 1, 1],
            {"twos": (0, 100, False), "threes": (0, 100, False), "fives": (0, 100, False),
             "sixes": (0, 100, False)}),
-    _joker("upper_first: lower boxes closed while upper boxes are open", _card(yahtzee=50, sixes=24),
-           [6, 6, 6, 6, 6],
-           {"ones": (0, 100, False), "twos": (0, 100, False), "threes": (0, 100, False),
-            "fours": (0, 100, False), "fives": (0, 100, False)}, upper_first=True),
+    _joker("upper_first (no joker): lower boxes closed while upper boxes are open", _card(ones=3, sixes=24),
+           [2, 3, 4, 5, 6],
+           {"twos": (2, 0, False), "threes": (3, 0, False), "fours": (4, 0, False), "fives": (5, 0, False)},
+           upper_first=True),
 ]
 
 # Derivation vectors: (purpose, numbers, server seed, client seeds, game id, how many values, bound).
