@@ -148,6 +148,12 @@ class Store(abc.ABC):
         """The game and all its events, read consistently; None if there is no such game."""
 
     @abc.abstractmethod
+    def _one(self, sql: str, args: tuple):
+        try:
+            return self._conn().execute(sql, args).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise _translate(exc) from None
+
     def final_log(self, game_id: str) -> str | None: ...
 
     @abc.abstractmethod
@@ -284,8 +290,14 @@ class SQLiteStore(Store):
             raise StoreError(f"game {game_id}: {len(rows)} events stored, {record.event_count} counted")
         return Snapshot(record, [json.loads(body) for (body,) in rows])
 
+    def _one(self, sql: str, args: tuple):
+        try:
+            return self._conn().execute(sql, args).fetchone()
+        except sqlite3.OperationalError as exc:
+            raise _translate(exc) from None
+
     def final_log(self, game_id: str) -> str | None:
-        row = self._conn().execute("SELECT final_log FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        row = self._one("SELECT final_log FROM games WHERE game_id = ?", (game_id,))
         return row[0] if row else None
 
     # --- writing ------------------------------------------------------------------
@@ -314,13 +326,12 @@ class SQLiteStore(Store):
         record.created_at = now
 
     def event_count(self, game_id: str) -> int | None:
-        row = self._conn().execute("SELECT event_count FROM games WHERE game_id = ?", (game_id,)).fetchone()
+        row = self._one("SELECT event_count FROM games WHERE game_id = ?", (game_id,))
         return row[0] if row else None
 
     def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:
-        row = self._conn().execute("SELECT fingerprint, status, body FROM idempotency "
-                                   "WHERE game_id = ? AND seat = ? AND key = ?",
-                                   (game_id, _seat_key(seat), key)).fetchone()
+        row = self._one("SELECT fingerprint, status, body FROM idempotency WHERE game_id = ? AND seat = ? AND key = ?",
+                        (game_id, _seat_key(seat), key))
         return Remembered(*row) if row else None
 
     def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
