@@ -148,12 +148,6 @@ class Store(abc.ABC):
         """The game and all its events, read consistently; None if there is no such game."""
 
     @abc.abstractmethod
-    def _one(self, sql: str, args: tuple):
-        try:
-            return self._conn().execute(sql, args).fetchone()
-        except sqlite3.OperationalError as exc:
-            raise _translate(exc) from None
-
     def final_log(self, game_id: str) -> str | None: ...
 
     @abc.abstractmethod
