@@ -69,8 +69,6 @@ class Games:
         for _ in range(3):
             game_id = secrets.token_urlsafe(GAME_ID_BYTES)
             setup = Setup.build(game_id, rules, seats, first, upper_first)  # refuses bad rules, seats, first
-            if setup.upper_first:
-                _bots_accept_house_rule(setup)
             seed = secrets.token_bytes(derive.SEED_BYTES)
             game = Game(setup, seed)
             signer = self.keys.signer
@@ -221,18 +219,6 @@ class Games:
         if not hmac.compare_digest(game.commitment, record.opened["header"]["commitment"]):
             raise StoreError(f"game {record.game_id}: stored seed does not match its commitment")
         return game
-
-
-def _bots_accept_house_rule(setup: Setup) -> None:
-    """Each bot policy of the game is shown a first roll under the upper-first house rule; one that
-    refuses to play it (its own FairdiceError, e.g. the optimal bot's) refuses the game now, rather
-    than in the middle of it.  (The core's Setup.build is the better place for this check.)"""
-    from fairdice.bots import BOTS
-    from fairdice.bots.base import Position
-
-    card = {c: None for c in setup.rules.category_ids}
-    for bot in sorted({seat.bot for seat in setup.seats if seat.is_bot}):
-        BOTS[bot].candidates(Position(setup.rules, card, (1, 2, 3, 4, 5), 1, 0, True))
 
 
 def _replay(seen, fingerprint: str) -> Reply:

@@ -140,7 +140,7 @@ def test_a_bot_that_cannot_play_the_house_rule_is_refused_at_creation(client):
     if "optimal" not in BOTS:
         pytest.skip("no optimal bot")
     assert_problem(client.post("/v1/games", json={"rules": "yacht", "seats": [HUMAN, {"type": "bot", "bot": "optimal"}],
-                                                  "upper_first": True}), 422, "unsupported_rules")
+                                                  "upper_first": True}), 422, "unsupported_bot")
     create(client, [HUMAN, EV, {"type": "bot", "bot": "greedy"}], "yacht", upper_first=True)
 
 
