@@ -114,8 +114,8 @@ def prepare_bots(build: bool, say) -> None:
             missing.append(rules_id)
     if missing:
         say(f"fairdice: note: the optimal bot's tables for {', '.join(missing)} are not built yet; the first "
-            f"game that needs one builds it (10 s to a minute or more); `fairdice serve --build-tables` builds "
-            f"them before serving")
+            f"game that needs one builds it (10 s to a minute or more); `fairdice tables build` (or "
+            f"`fairdice serve --build-tables`) builds them beforehand")
 
 
 def run(args) -> int:
