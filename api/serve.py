@@ -139,7 +139,7 @@ def run(args) -> int:
 
     def ready(urls):
         for url in urls:
-            print(f"fairdice: serving at {url}  (API /v1, OpenAPI /openapi.json)", flush=True)
+            print(f"fairdice: serving at {url}  (game page /, API /v1, OpenAPI /openapi.json)", flush=True)
         print(f"fairdice: database {conf.db}, keys {conf.key_dir} (key id {keys.key_id}), "
               f"{conf.workers} workers x {conf.threads} threads", flush=True)
 
