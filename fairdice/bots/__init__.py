@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
+from importlib import resources
+
 from ..game import Game
 from .base import Decision, Policy, Position
 from .optimal import Optimal
 from .policies import ExpectedValue, Greedy
 
 BOTS: dict[str, Policy] = {p.id: p for p in (Greedy(), ExpectedValue(), Optimal())}
+
+
+def measured_scores() -> dict:
+    """Mean and standard deviation of each bot's solitaire score per rule set, from `bench/tiers.py`."""
+    return json.loads(resources.files(__package__).joinpath("measured.json").read_text(encoding="utf-8"))
 
 
 def position_of(game: Game) -> Position:
@@ -33,4 +41,4 @@ def play_bots(game: Game) -> list[dict]:
     return events
 
 
-__all__ = ["BOTS", "Decision", "Policy", "Position", "play_bots", "position_of"]
+__all__ = ["BOTS", "Decision", "Policy", "Position", "measured_scores", "play_bots", "position_of"]
