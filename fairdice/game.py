@@ -48,22 +48,18 @@ def check_seats(seats) -> tuple[Seat, ...]:
         if not isinstance(seat, dict):
             raise FairdiceError("invalid_seats", f"seat {i} must be an object")
         kind = seat.get("type")
-        if kind == "human":
-            name = seat.get("name", f"player {i + 1}")
-            if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX or not name.isprintable():
-                raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
-            out.append(Seat("human", name.strip()))
-        elif kind == "bot":
-            bot = seat.get("bot")
-            if bot not in BOTS:
-                raise FairdiceError("unknown_bot", f"seat {i}: unknown bot {bot!r}; valid: {', '.join(BOTS)}",
-                                    allowed=list(BOTS))
-            name = seat.get("name") or f"{bot} bot"
-            if not isinstance(name, str) or len(name) > NAME_MAX or not name.isprintable():
-                raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
-            out.append(Seat("bot", name, bot))
-        else:
+        if kind not in ("human", "bot"):
             raise FairdiceError("invalid_seats", f"seat {i}: type must be 'human' or 'bot', got {kind!r}")
+        bot = seat.get("bot") if kind == "bot" else None
+        if kind == "bot" and (not isinstance(bot, str) or bot not in BOTS):
+            raise FairdiceError("unknown_bot", f"seat {i}: unknown bot {bot!r}; valid: {', '.join(BOTS)}",
+                                allowed=list(BOTS))
+        name = seat.get("name")
+        if name is None:
+            name = f"{bot} bot" if bot else f"player {i + 1}"
+        if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX or not name.isprintable():
+            raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
+        out.append(Seat(kind, name.strip(), bot))
     return tuple(out)
 
 

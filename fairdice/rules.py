@@ -115,7 +115,7 @@ class Category:
         return self.section == "upper"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # identity equality: a rule set is hashed on every cached bot lookup
 class RuleSet:
     id: str
     name: str

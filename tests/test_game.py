@@ -175,6 +175,8 @@ def test_setup_refusals():
         dict(seats=[{"type": "bot", "bot": "cheater"}]), dict(seats=[{"type": "alien"}]),
         dict(first=2), dict(first="me"), dict(upper_first="yes"),
         dict(seats=[{"type": "bot", "bot": "optimal"}], upper_first=True),
+        dict(seats=[{"type": "bot", "bot": "ev", "name": ""}]), dict(seats=[{"type": "bot", "bot": "ev", "name": 0}]),
+        dict(seats=[{"type": "human", "name": {}}]), dict(seats=[{"type": "bot", "bot": ["ev"]}]), dict(seats=[{"type": "human", "name": "tab\there"}]),
     ]
     for kwargs in bad:
         args = {"rules": "yacht", "seats": [{"type": "human", "name": "a"}, {"type": "bot", "bot": "ev"}],
