@@ -16,7 +16,7 @@ from pathlib import Path
 from flask import Flask, Response, request
 from werkzeug.exceptions import HTTPException
 
-from fairdice.bots import BOTS
+from fairdice.bots import BOTS, measured_scores
 from fairdice.errors import FairdiceError
 from fairdice.rules import RULESETS
 
@@ -119,6 +119,20 @@ def _openapi_document() -> str:
     return json.dumps(doc, separators=(",", ":"))
 
 
+def _bots_document() -> dict:
+    """GET /v1/bots: each bot with its measured solitaire score (mean, sd, ...) per rule set, where measured."""
+    measured = measured_scores()
+    scores = measured.get("bots", {})
+    return {
+        "bots": [{"id": b.id, "version": b.version, "level": b.level, "description": b.description,
+                  "hash": b.identity_hash(),
+                  "measured": {rid: dict(scores[b.id][rid]) for rid in RULESETS if rid in scores.get(b.id, {})}}
+                 for b in BOTS.values()],
+        "measured_source": measured.get("source", ""),
+        "measured_games": measured.get("games"),
+    }
+
+
 def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     """The API app.  `config`: `FAIRDICE_*` settings (see api.config); `store`: use this store instead of
     the SQLite file named by the settings."""
@@ -137,9 +151,7 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
          "yahtzee_bonus": r.yahtzee_bonus,
          "categories": [{"id": c.id, "label": c.label, "section": c.section} for c in r.categories]}
         for r in RULESETS.values()]}, separators=(",", ":"))
-    bots_doc = json.dumps({"bots": [
-        {"id": b.id, "version": b.version, "level": b.level, "description": b.description,
-         "hash": b.identity_hash()} for b in BOTS.values()]}, separators=(",", ":"))
+    bots_doc = json.dumps(_bots_document(), separators=(",", ":"))
 
     # --- errors -----------------------------------------------------------------
 
@@ -224,6 +236,10 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     @app.get("/v1/games/<game_id>/log")
     def game_log(game_id):
         return _json_response(games.log(game_id))
+
+    @app.get("/v1/games/<game_id>/hint")
+    def game_hint(game_id):
+        return _json_response(games.hint(game_id))  # no token needed: the position is public
 
     @app.post("/v1/games/<game_id>/client-seed")
     def client_seed(game_id):

@@ -17,9 +17,10 @@ from collections import OrderedDict
 from dataclasses import dataclass
 
 from fairdice import derive
-from fairdice.bots import play_bots
+from fairdice.bots import play_bots, position_of
 from fairdice.errors import FairdiceError
-from fairdice.game import Game, Setup
+from fairdice.game import PLAYING, Game, Setup
+from fairdice.hint import hint as advise
 from fairdice.log import build_log, canonical, final_block, open_log, setup_from_header
 
 from .keys import KeyRing
@@ -116,6 +117,29 @@ class Games:
             raise not_found(game_id)
         game = self._restore(snap.record, snap.events)
         return _json(build_log(snap.record.opened, game, self.keys.signer_for(snap.record.key_id)))
+
+    def hint(self, game_id: str) -> str:
+        """Advice for the human seat to move (`fairdice.hint`): every alternative valued, best first.
+
+        No token: the position is public (GET /v1/games/{id} shows it), and anyone can run the same engine
+        on it.  409 unless the game is playing with a human seat to move."""
+        snap = self.store.snapshot(game_id)
+        if snap is None:
+            raise not_found(game_id)
+        game = self._restore(snap.record, snap.events)
+        if game.status != PLAYING:
+            raise ApiError(409, "not_playing", f"the game is {game.status}; hints are given only during play")
+        seat = game.current_seat
+        if game.setup.seats[seat].is_bot:
+            raise ApiError(409, "bot_to_move", f"seat {seat} is a bot; hints are for human seats",
+                           current_seat=seat)
+        try:
+            doc = advise(position_of(game))
+        except FairdiceError as exc:  # the engine failed (say a table that does not match): not the client's doing
+            raise RuntimeError(f"hint for game {game_id}: {exc.code}: {exc.message}") from exc
+        context = {"game_id": game_id, "seat": seat, "turn": game.turn, "dice": list(game.dice),
+                   "event_count": len(game.events)}
+        return _json({**context, **doc})
 
     # --- commands -----------------------------------------------------------------
 

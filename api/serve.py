@@ -48,9 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--threads", type=_count, help="threads per worker (FAIRDICE_THREADS; default 4)")
     parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
     parser.add_argument("--build-tables", action="store_true",
-                        help="build the optimal bot's missing tables before serving (once per machine; "
-                             "up to a few minutes); without it a missing table is built by the first game "
-                             "that needs it")
+                        help="build the optimal bot's missing tables (also used by hints) before serving "
+                             "(once per machine; up to a few minutes); without it a missing table is built "
+                             "by the first game or hint that needs it")
 
 
 def gunicorn_app(conf, access_log: bool = False, on_ready=None):
@@ -94,7 +94,8 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None):
 
 def prepare_bots(build: bool, say) -> None:
     """Load the optimal bot's cached tables in the master, so that every worker shares them (fork,
-    copy-on-write) and no request pays for reading them; build missing ones only when asked."""
+    copy-on-write) and no request pays for reading them (the optimal bot's moves and GET .../hint);
+    build missing ones only when asked."""
     try:
         from fairdice.bots import optimal
     except ImportError:
@@ -114,7 +115,7 @@ def prepare_bots(build: bool, say) -> None:
             missing.append(rules_id)
     if missing:
         say(f"fairdice: note: the optimal bot's tables for {', '.join(missing)} are not built yet; the first "
-            f"game that needs one builds it (10 s to a minute or more); `fairdice tables build` (or "
+            f"game or hint that needs one builds it (10 s to a minute or more); `fairdice tables build` (or "
             f"`fairdice serve --build-tables`) builds them beforehand")
 
 

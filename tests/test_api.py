@@ -14,9 +14,10 @@ from api import create_app
 from api.config import settings
 from api.keys import KeyFileError, KeyRing, SeedBox
 from api.store import Busy, Conflict, GameNotFound, Remember, Remembered, SQLiteStore
-from fairdice.bots import BOTS
+from fairdice.bots import BOTS, measured_scores, position_of
 from fairdice.client import verify_log
 from fairdice.game import Game
+from fairdice.hint import hint as core_hint
 from fairdice.log import canonical, setup_from_header, verify_signature
 from fairdice.rules import RULESETS
 from test_api_helpers import play_turn
@@ -79,7 +80,8 @@ def test_healthz_and_openapi(client):
     assert doc["components"]["schemas"]["BotId"]["enum"] == list(BOTS)
     for path in ("/v1/rules", "/v1/bots", "/v1/keys", "/v1/games", "/v1/games/{game_id}",
                  "/v1/games/{game_id}/log", "/v1/games/{game_id}/client-seed", "/v1/games/{game_id}/roll",
-                 "/v1/games/{game_id}/score", "/v1/games/{game_id}/abandon", "/healthz"):
+                 "/v1/games/{game_id}/score", "/v1/games/{game_id}/abandon", "/v1/games/{game_id}/hint",
+                 "/healthz"):
         assert path in doc["paths"]
 
 
@@ -95,12 +97,23 @@ def test_rules(client):
 
 
 def test_bots(client):
-    bots = client.get("/v1/bots").get_json()["bots"]
+    body = client.get("/v1/bots").get_json()
+    bots = body["bots"]
     assert [b["id"] for b in bots] == list(BOTS)
+    measured = measured_scores()
+    assert body["measured_source"] == measured["source"] and body["measured_source"]
+    assert body["measured_games"] == measured["games"]
     for doc in bots:
         policy = BOTS[doc["id"]]
-        assert doc == {"id": policy.id, "version": policy.version, "level": policy.level,
-                       "description": policy.description, "hash": policy.identity_hash()}
+        assert {k: v for k, v in doc.items() if k != "measured"} == {
+            "id": policy.id, "version": policy.version, "level": policy.level,
+            "description": policy.description, "hash": policy.identity_hash()}
+        assert list(doc["measured"]) == list(RULESETS)  # every bot is measured on all three rule sets
+        for rules_id, score in doc["measured"].items():
+            assert score == measured["bots"][policy.id][rules_id]
+            assert 100 < score["mean"] < 300 and 0 < score["sd"] < 100
+    means = {b["id"]: b["measured"]["classic13"]["mean"] for b in bots}
+    assert means["greedy"] < means["ev"] < means.get("optimal", 1e9)
 
 
 def test_keys(client, app):
@@ -388,6 +401,92 @@ def test_bot_only_game_has_an_operator_token(client):
     assert verify_log(log).ok
 
 
+# --- hints ------------------------------------------------------------------------------------
+
+def _stored_game(app, gid):
+    games = app.extensions["fairdice"]
+    snap = games.store.snapshot(gid)
+    return games._restore(snap.record, snap.events)
+
+
+def test_hint_during_a_human_turn(client, app):
+    created, tokens, state = started(client, [HUMAN, EV], "yacht")
+    gid = created["game_id"]
+    url = f"/v1/games/{gid}/hint"
+    resp = client.get(url)  # no token needed: the position is public
+    assert resp.status_code == 200 and resp.mimetype == "application/json"
+    assert resp.headers["Cache-Control"] == "no-store"
+    doc = resp.get_json()
+    assert doc["game_id"] == gid and doc["seat"] == 0 and doc["turn"] == 1 and doc["dice"] == []
+    assert doc["event_count"] == state["event_count"] and doc["roll"] == 0 and doc["rolls_left"] == 3
+    assert doc["engine"] == "optimal" and doc["value_kind"] == "expected_final_score" and doc["rules"] == "yacht"
+    assert doc["alternatives"] == [doc["best"]] and doc["tied"] == 1
+    assert doc["best"]["action"] == "roll" and doc["best"]["hold"] == [] and doc["best"]["value"] == pytest.approx(
+        191.7744, abs=1e-3)  # before the first roll: roll, worth the optimal start value
+    assert client.get(url, headers=bearer(tokens[0])).get_json() == doc  # a token sent anyway changes nothing
+    assert client.get(url, headers=bearer("not a token")).get_json() == doc
+
+    state = client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0])).get_json()
+    doc = client.get(url).get_json()
+    assert doc["dice"] == state["dice"] and doc["roll"] == 1 and doc["rolls_left"] == 2
+    assert doc["event_count"] == state["event_count"]
+    expected = core_hint(position_of(_stored_game(app, gid)))
+    assert {k: v for k, v in doc.items() if k not in ("game_id", "seat", "turn", "dice", "event_count")} == expected
+    assert doc["best"] == doc["alternatives"][0] and doc["best"]["loss"] == 0
+    values = [a["value"] for a in doc["alternatives"]]
+    assert values[0] == max(values) and all(a["loss"] >= 0 for a in doc["alternatives"])
+    actions = {a["action"] for a in doc["alternatives"]}
+    assert actions == {"roll", "score"}  # holds and every legal box
+    assert {a["category"] for a in doc["alternatives"] if a["action"] == "score"} == set(state["options"])
+    for alt in doc["alternatives"]:
+        if alt["action"] == "roll":
+            assert alt["keep"] == sorted(state["dice"][p] for p in alt["hold"])
+        else:
+            assert alt["points"] == state["options"][alt["category"]]["points"]
+
+    # the advice is playable as given: follow it to the end of the turn
+    while doc["best"]["action"] == "roll":
+        state = client.post(f"/v1/games/{gid}/roll", json={"hold": doc["best"]["hold"]},
+                            headers=bearer(tokens[0])).get_json()
+        doc = client.get(url).get_json()
+    assert doc["best"]["action"] == "score"
+    if state["rolls_left"] == 0:
+        assert {a["action"] for a in doc["alternatives"]} == {"score"}
+    state = client.post(f"/v1/games/{gid}/score", json={"category": doc["best"]["category"]},
+                        headers=bearer(tokens[0])).get_json()
+    doc = client.get(url).get_json()  # the bot has played: the human's second turn
+    assert doc["turn"] == 2 and doc["roll"] == 0 and doc["banked"] == state["seats"][0]["totals"]["total"]
+
+
+def test_hint_under_the_upper_first_house_rule_uses_ev(client):
+    created, tokens, _ = started(client, [HUMAN], "yacht", upper_first=True)
+    gid = created["game_id"]
+    client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0]))
+    doc = client.get(f"/v1/games/{gid}/hint").get_json()
+    assert doc["engine"] == "ev" and doc["value_kind"] == "expected_turn_points" and doc["note"]
+    assert all(a["category"] in ("ones", "twos", "threes", "fours", "fives", "sixes")
+               for a in doc["alternatives"] if a["action"] == "score")
+
+
+def test_hint_refusals(client, app, monkeypatch):
+    assert_problem(client.get("/v1/games/no-such-game/hint"), 404, "game_not_found")
+    created = create(client, [HUMAN, EV], "yacht")
+    gid = created["game_id"]
+    body = assert_problem(client.get(f"/v1/games/{gid}/hint"), 409, "not_playing")
+    assert "awaiting_client_seed" in body["detail"]
+    token = created["tokens"][0]["token"]
+    client.post(f"/v1/games/{gid}/client-seed", json={"client_seed": "s"}, headers=bearer(token))
+    client.post(f"/v1/games/{gid}/abandon", headers=bearer(token))
+    assert_problem(client.get(f"/v1/games/{gid}/hint"), 409, "not_playing")
+    assert_problem(client.post(f"/v1/games/{gid}/hint"), 405)
+    # a bot to move: bots play inside the command that hands them the turn, so hold them back to see it
+    monkeypatch.setattr("api.games.play_bots", lambda game: [])
+    created, tokens, state = started(client, [EV, HUMAN], "yacht")
+    assert state["status"] == "playing" and state["current_seat"] == 0
+    body = assert_problem(client.get(f"/v1/games/{created['game_id']}/hint"), 409, "bot_to_move")
+    assert body["current_seat"] == 0
+
+
 # --- idempotency ---------------------------------------------------------------------------
 
 def test_idempotent_retries(client):
@@ -641,6 +740,14 @@ def test_real_answers_match_the_openapi_schemas(client):
     check("GameState", state)
     check("Log", client.get(f"/v1/games/{bots_only['game_id']}/log").get_json())
     check("Problem", client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[1])).get_json())
+    for rules, upper_first in (("yacht", False), ("classic13", False), ("yacht", True)):
+        created, tokens, _ = started(client, [HUMAN, EV], rules, upper_first=upper_first)
+        gid = created["game_id"]
+        check("Hint", client.get(f"/v1/games/{gid}/hint").get_json())
+        for _ in range(3):
+            client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0]))
+            check("Hint", client.get(f"/v1/games/{gid}/hint").get_json())
+    check("Problem", client.get("/v1/games/nope/hint").get_json())
 
 
 def test_two_processes_never_act_on_an_outdated_game(tmp_path):
