@@ -5,6 +5,7 @@
     game = api.new_game("classic13", bot="ev", name="ann")   # the server commits to its seed
     game.join()                      # a client seed generated here with `secrets`, after the commitment
     state = game.roll()              # then game.roll([0, 2]), game.score("full_house")
+    advice = game.hint()             # the best move now and every alternative, with expected final scores
     ...
     report = game.verify()           # fetch the log once over: signatures, commitment, every die
 
@@ -28,6 +29,8 @@ from .errors import FairdiceError
 from .log import canonical, key_id as key_id_of, setup_from_header, verify_signature
 
 DEFAULT_TIMEOUT = 15.0
+# The first hint on a rule set whose optimal table the server has not built yet waits for the build.
+HINT_TIMEOUT = 120.0
 # The answer was lost (refused connection, reset, cut-off body, timeout): a move is retried with the same
 # Idempotency-Key, so the server applies it at most once and the retry gets its answer.
 RETRYABLE = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
@@ -61,7 +64,8 @@ class Client:
     # --- plumbing -------------------------------------------------------------------
 
     def request(self, method: str, path: str, body=None, token: str | None = None,
-                idempotency_key: str | None = None, params=None, retry: bool = False):
+                idempotency_key: str | None = None, params=None, retry: bool = False,
+                timeout: float | None = None):
         headers = {"Accept": "application/json, application/problem+json"}
         if token:
             headers["Authorization"] = f"Bearer {token}"
@@ -74,7 +78,7 @@ class Client:
         for attempt in range(attempts):
             try:
                 resp = self.session.request(method, self.base_url + path, data=data, headers=headers,
-                                            params=params, timeout=self.timeout)
+                                            params=params, timeout=timeout or self.timeout)
             except RETRYABLE:
                 if attempt + 1 >= attempts:
                     raise
@@ -122,6 +126,12 @@ class Client:
 
     def log(self, game_id: str) -> dict:
         return self.request("GET", f"/v1/games/{game_id}/log")
+
+    def hint(self, game_id: str) -> dict:
+        """Advice for the human seat to move (no token needed): `best`, `alternatives` (each with `value`, the
+        expected final score, and `loss`), `engine`, `value_kind`; see GET /v1/games/{id}/hint."""
+        return self.request("GET", f"/v1/games/{game_id}/hint", retry=True,
+                            timeout=max(self.timeout, HINT_TIMEOUT))
 
     def send_client_seed(self, game_id: str, token: str, client_seed: str, idempotency_key=None) -> dict:
         return self._move(game_id, "client-seed", token, {"client_seed": client_seed}, idempotency_key)
@@ -203,6 +213,10 @@ class PlayerGame:
     def abandon(self) -> dict:
         self.state = self.client.abandon(self.game_id, self.token)
         return self.state
+
+    def hint(self) -> dict:
+        """Advice for the seat to move now (409 `not_playing` / `bot_to_move` when there is none)."""
+        return self.client.hint(self.game_id)
 
     def log(self) -> dict:
         return self.client.log(self.game_id)

@@ -6,7 +6,8 @@ Commands at the prompt:
     r               roll (the first roll of a turn throws all five dice)
     r 0 2 4         roll again, keeping the dice at positions 0, 2 and 4
     s full_house    score the dice in a category (a unique prefix will do: s full)
-    c               show the score card        h  help
+    h               hint: the best move and the next best, with expected final scores
+    c               show the score card        ?  help
     q               quit: abandon the game (the server reveals its seed)
 
 The client seed is made here with `secrets` after the server has committed to
@@ -26,9 +27,12 @@ HELP = """commands:
   r               roll (first roll of a turn: all five dice)
   r 0 2 4         roll again keeping the dice at positions 0, 2, 4
   s <category>    score in a category (unique prefix: 's full' for full_house)
+  h               hint: the best move now and the next best, with their expected final scores
   c               show the score card
   q               quit (abandon: the server reveals its seed)
-  h               this help"""
+  ?               this help"""
+
+HINT_ALTERNATIVES = 4  # shown after the best move
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -94,7 +98,7 @@ def play(client: Client, args, term: Terminal) -> int:
         term.say(f"fairdice play: client seed refused: {exc}")
         return 2
     term.say(f"your client seed: {seed}")
-    term.say("type h for help")
+    term.say("type ? for help, h for a hint")
     seen = state["events_from"]
     state = game.refresh()
     cards_shown_turn = None
@@ -132,8 +136,10 @@ def _command(game, state, line, term, seen):
     if not words:
         return state, seen
     verb, rest = words[0].lower(), words[1:]
-    if verb in ("h", "help", "?"):
+    if verb in ("?", "help"):
         term.say(HELP)
+    elif verb in ("h", "hint"):
+        term.say(render_hint(game.hint()))
     elif verb in ("c", "card"):
         term.say(render_card(state))
     elif verb in ("r", "roll"):
@@ -157,7 +163,7 @@ def _command(game, state, line, term, seen):
         term.say(f"  {category}: {points['points']} points" + _extras(points) + f", total {points['total']}")
         seen = state["events_from"] + 1
     else:
-        term.say(f"  unknown command {verb!r}; h for help")
+        term.say(f"  unknown command {verb!r}; ? for help")
     return state, seen
 
 
@@ -233,6 +239,41 @@ def render_turn(state) -> str:
             cells.append(f"{category} {o['points']}{' joker' if o['joker'] else ''}"
                          f"{' +' + str(o['yahtzee_bonus']) if o['yahtzee_bonus'] else ''}{mark}")
     lines.append("  options: " + " | ".join(cells))
+    return "\n".join(lines)
+
+
+def _move(alt: dict, dice: list[int]) -> tuple[str, str]:
+    """(what to do, the command that does it) for one alternative of a hint."""
+    if alt["action"] == "score":
+        return f"score {alt['category']} for {alt['points']}" + _extras(alt), f"s {alt['category']}"
+    if not dice:
+        return "roll all five", "r"
+    if not alt["hold"]:
+        return "reroll all five", "r"
+    keep = " ".join(str(f) for f in alt["keep"])
+    return f"keep {keep}, roll {len(dice) - len(alt['hold'])}", "r " + " ".join(str(p) for p in alt["hold"])
+
+
+def render_hint(doc: dict, alternatives: int = HINT_ALTERNATIVES) -> str:
+    """The best move and the next `alternatives`, each with its value (the expected final score of your card
+    when the rest is played optimally) and how much less than the best it is expected to make."""
+    kind = "expected final score" if doc["value_kind"] == "expected_final_score" else "expected points this turn"
+    lines = [f"  hint ({doc['engine']} engine; values: {kind})"]
+    if doc.get("note"):
+        lines.append(f"  ({doc['note']})")
+    shown = doc["alternatives"][:1 + alternatives]
+    moves = [_move(alt, doc["dice"]) for alt in shown]
+    width = max(len(what) for what, _ in moves)
+    cwidth = max(len(cmd) for _, cmd in moves)
+    for i, (alt, (what, cmd)) in enumerate(zip(shown, moves)):
+        value = "" if alt["value"] is None else f"{alt['value']:8.2f}"
+        loss = f"  -{alt['loss']:.2f}" if i and alt["loss"] else ""
+        lines.append(f"  {'best' if i == 0 else '    '}  {what:<{width}}  {cmd:<{cwidth}}{value}{loss}")
+    if doc["tied"] > 1:
+        lines.append(f"  ({doc['tied']} moves are equally good)")
+    more = len(doc["alternatives"]) - len(shown)
+    if more > 0:
+        lines.append(f"  ({more} more alternatives)")
     return "\n".join(lines)
 
 

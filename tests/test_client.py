@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
 
 import pytest
@@ -73,6 +74,26 @@ def test_refusals_raise_api_error(url):
     state = game.abandon()
     assert state["status"] == "abandoned"
     assert game.verify().ok
+
+
+def test_hint(url):
+    api = Client(url)
+    game = api.new_game("yacht", bot="ev")
+    with pytest.raises(ApiError) as err:
+        game.hint()
+    assert err.value.status == 409 and err.value.code == "not_playing"
+    game.join()
+    advice = game.hint()
+    assert advice["game_id"] == game.game_id and advice["seat"] == game.seat
+    assert advice["best"] == {"action": "roll", "hold": [], "keep": [], "value": advice["best"]["value"], "loss": 0.0}
+    state = game.roll()
+    advice = api.hint(game.game_id)
+    assert advice["dice"] == state["dice"] and advice["roll"] == 1
+    assert advice["best"] == advice["alternatives"][0] and advice["engine"] == "optimal"
+    with pytest.raises(ApiError) as err:
+        api.hint("no-such-game")
+    assert err.value.status == 404
+    game.abandon()
 
 
 class LoseFirstAnswer(HTTPAdapter):
@@ -180,7 +201,7 @@ def session(url, lines, **extra):
 
 
 def test_play_a_whole_game_in_the_terminal(url, tmp_path):
-    lines = ["h", "c", "r 0", "x", "s"]
+    lines = ["?", "c", "r 0", "x", "s"]
     for category in RULESETS["yacht"].category_ids:  # yacht has no forced joker: every box in turn is legal
         lines += ["r", "r 0 1", f"s {category}"]
     saved = tmp_path / "game.json"
@@ -194,6 +215,24 @@ def test_play_a_whole_game_in_the_terminal(url, tmp_path):
     log = json.loads(saved.read_text())
     assert log["final"]["status"] == "finished" and log["header"]["rules"] == "yacht"
     assert {"type": "client_seed", "seat": 0, "client_seed": "terminal"} in log["events"]
+
+
+def test_play_hint_command(url):
+    code, out = session(url, ["h", "r", "hint", "q"], rules="yacht", bot="ev", client_seed="hints")
+    assert code == 0, out
+    assert "type ? for help, h for a hint" in out
+    first, second = out.split("hint (optimal engine; values: expected final score)")[1:3]
+    best = first.splitlines()[1].split()
+    assert best[:5] == ["best", "roll", "all", "five", "r"]  # before the first roll: roll
+    assert float(best[5]) == pytest.approx(191.77, abs=0.01)
+    rows = list(itertools.takewhile(lambda line: line.strip() and not line.strip().startswith("("),
+                                    second.splitlines()[1:]))
+    assert rows[0].split()[0] == "best" and 2 <= len(rows) <= 1 + play_mod.HINT_ALTERNATIVES
+    values = [float(row.split()[-1]) for row in rows[:1]] + [float(row.split()[-2]) for row in rows[1:]]
+    assert values == sorted(values, reverse=True)  # best first, each with its expected final score
+    assert all(row.split()[-1].startswith("-") for row in rows[1:])  # and how much less than the best
+    assert all(" r" in row or " s " in row for row in rows)  # the command that plays it
+    assert "more alternatives" in second and "game abandoned" in out
 
 
 def test_play_prefixes_quit_and_eof(url):
