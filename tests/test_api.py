@@ -740,7 +740,8 @@ def test_real_answers_match_the_openapi_schemas(client):
     check("GameState", state)
     check("Log", client.get(f"/v1/games/{bots_only['game_id']}/log").get_json())
     check("Problem", client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[1])).get_json())
-    for rules, upper_first in (("yacht", False), ("classic13", False), ("yacht", True)):
+    # yacht's optimal table is the quickest to build on a fresh machine; under upper_first no table is used
+    for rules, upper_first in (("yacht", False), ("classic13", True), ("yatzy", True)):
         created, tokens, _ = started(client, [HUMAN, EV], rules, upper_first=upper_first)
         gid = created["game_id"]
         check("Hint", client.get(f"/v1/games/{gid}/hint").get_json())
