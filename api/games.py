@@ -23,6 +23,7 @@ from fairdice.game import PLAYING, Game, Setup
 from fairdice.hint import hint as advise
 from fairdice.log import build_log, canonical, final_block, open_log, setup_from_header
 
+from .engines import require_bot_tables, require_table
 from .keys import KeyRing
 from .problems import ApiError
 from .store import Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Store, StoreError
@@ -70,6 +71,7 @@ class Games:
         for _ in range(3):
             game_id = secrets.token_urlsafe(GAME_ID_BYTES)
             setup = Setup.build(game_id, rules, seats, first, upper_first)  # refuses bad rules, seats, first
+            require_bot_tables(setup)
             seed = secrets.token_bytes(derive.SEED_BYTES)
             game = Game(setup, seed)
             signer = self.keys.signer
@@ -133,6 +135,8 @@ class Games:
         if game.setup.seats[seat].is_bot:
             raise ApiError(409, "bot_to_move", f"seat {seat} is a bot; hints are for human seats",
                            current_seat=seat)
+        if not game.setup.upper_first:  # the house rule is advised by the ev engine, without a table
+            require_table(game.rules.id)
         try:
             doc = advise(position_of(game))
         except FairdiceError as exc:  # the engine failed (say a table that does not match): not the client's doing
@@ -168,6 +172,7 @@ class Games:
             record, game, cached = self._take(game_id)
             try:
                 seat = authenticate(record, presented)
+                require_bot_tables(game.setup)
             except ApiError:
                 self._keep(record, game)
                 raise

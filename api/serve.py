@@ -10,6 +10,8 @@ workers never race to create them.
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 
 from .config import settings
@@ -47,10 +49,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--workers", type=_count, help="worker processes (FAIRDICE_WORKERS; default 2)")
     parser.add_argument("--threads", type=_count, help="threads per worker (FAIRDICE_THREADS; default 4)")
     parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
-    parser.add_argument("--build-tables", action="store_true",
-                        help="build the optimal bot's missing tables (also used by hints) before serving "
-                             "(once per machine; up to a few minutes); without it a missing table is built "
-                             "by the first game or hint that needs it")
+    parser.add_argument("--tables", choices=["background", "build", "lazy"],
+                        help="the optimal engine's tables (FAIRDICE_TABLES; default background): build missing "
+                             "ones in the background while serving (what needs them answers 503 until then), "
+                             "build them before serving, or only when first needed")
+    parser.add_argument("--build-tables", dest="tables", action="store_const", const="build",
+                        help="the same as --tables build")
 
 
 def gunicorn_app(conf, access_log: bool = False, on_ready=None):
@@ -92,10 +96,11 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None):
     return FairdiceServer()
 
 
-def prepare_bots(build: bool, say) -> None:
-    """Load the optimal bot's cached tables in the master, so that every worker shares them (fork,
-    copy-on-write) and no request pays for reading them (the optimal bot's moves and GET .../hint);
-    build missing ones only when asked."""
+def prepare_bots(mode: str, say) -> None:
+    """Load the optimal engine's cached tables in the master, so that every worker shares them (fork,
+    copy-on-write) and no request pays for reading them; missing ones are built first ("build"), by a
+    background process while serving ("background"), or by the first request that needs one ("lazy").
+    Until a table exists, games and hints that need it are answered 503 with Retry-After (api.engines)."""
     try:
         from fairdice.bots import optimal
     except ImportError:
@@ -104,19 +109,24 @@ def prepare_bots(build: bool, say) -> None:
 
     missing = []
     for rules_id in RULESETS:
-        if optimal.table_path(rules_id).exists() or build:
-            if not optimal.table_path(rules_id).exists():
-                say(f"fairdice: building the optimal bot's {rules_id} table (first run only)...")
-            try:
+        try:
+            if optimal.table_ready(rules_id):
+                continue
+            if mode == "build":
+                say(f"fairdice: building the optimal engine's {rules_id} table (once per machine)...")
                 optimal.load_table(rules_id)
-            except Exception as exc:  # a broken table must not stop the server; the bot reports it when used
-                say(f"fairdice: warning: optimal bot table for {rules_id}: {exc}")
-        else:
-            missing.append(rules_id)
-    if missing:
-        say(f"fairdice: note: the optimal bot's tables for {', '.join(missing)} are not built yet; the first "
-            f"game or hint that needs one builds it (10 s to a minute or more); `fairdice tables build` (or "
-            f"`fairdice serve --build-tables`) builds them beforehand")
+                continue
+        except Exception as exc:  # a broken table must not stop the server; the bot reports it when used
+            say(f"fairdice: warning: optimal engine table for {rules_id}: {exc}")
+        missing.append(rules_id)
+    if missing and mode == "background":
+        subprocess.Popen([sys.executable, "-m", "fairdice.cli", "tables", "build", *(f"--rules={r}" for r in missing)],
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=False)
+        say(f"fairdice: building the optimal engine's tables for {', '.join(missing)} in the background (once per "
+            f"machine, about a minute); until then the optimal bot and hints for them answer 503")
+    elif missing:
+        say(f"fairdice: the optimal engine's tables for {', '.join(missing)} are not built; the first game or "
+            f"hint that needs one starts building it (`fairdice tables build` builds them beforehand)")
 
 
 def run(args) -> int:
@@ -136,7 +146,11 @@ def run(args) -> int:
         print(f"fairdice serve: cannot prepare storage: {exc}", file=sys.stderr)
         return 2
 
-    prepare_bots(args.build_tables, lambda text: print(text, file=sys.stderr, flush=True))
+    mode = args.tables or os.environ.get("FAIRDICE_TABLES") or "background"
+    if mode not in ("background", "build", "lazy"):
+        print(f"fairdice serve: FAIRDICE_TABLES must be background, build or lazy, not {mode!r}", file=sys.stderr)
+        return 2
+    prepare_bots(mode, lambda text: print(text, file=sys.stderr, flush=True))
 
     def ready(urls):
         for url in urls:

@@ -39,6 +39,7 @@ FairdiceError("unsupported_rules") (`fairdice.hint` falls back to `ev`).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import mmap
@@ -51,6 +52,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: concurrent builders each build, and the atomic writes keep the cache whole
+    fcntl = None
 
 from ..errors import FairdiceError
 from ..rules import DICE, RULESETS, UPPER_BONUS_THRESHOLD, RuleSet, Upper, counts_of, options, ruleset
@@ -506,6 +512,40 @@ def build_table(rules_id: str, force: bool = False, moments: bool = True, worker
     table does not have the manifest's digest (then nothing is written).
     """
     rules_id = _rules_id(rules_id)
+    with _build_lock(rules_id):
+        return _build_locked(rules_id, force, moments, workers)
+
+
+@contextlib.contextmanager
+def _build_lock(rules_id: str):
+    """One builder per table across processes: a second one waits, then finds the first one's table."""
+    path = table_path(rules_id).with_suffix(".lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a") as fh:
+        if fcntl is not None:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            if fcntl is not None:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+
+def table_ready(rules_id: str) -> bool:
+    """Whether the verified table is in memory, or valid in the cache (then loaded). Never builds."""
+    rules_id = _rules_id(rules_id)
+    if rules_id in _LOADED:
+        return True
+    with _LOCK:
+        if rules_id not in _LOADED:
+            cached, _ = _read_cached(rules_id, manifest()["tables"].get(rules_id, {}).get("sha256"))
+            if cached is None:
+                return False
+            _LOADED[rules_id] = _Table(rules_id, cached[0])
+    return True
+
+
+def _build_locked(rules_id: str, force: bool, moments: bool, workers: int | None) -> dict:
     expected = manifest()["tables"].get(rules_id, {}).get("sha256")
     path = table_path(rules_id)
     reason = "forced"
