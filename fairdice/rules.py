@@ -125,7 +125,7 @@ class RuleSet:
     yahtzee_bonus: int = 0  # 0: no bonus and no forced joker
     summary: str = ""
 
-    @property
+    @cached_property
     def category_ids(self) -> tuple[str, ...]:
         return tuple(c.id for c in self.categories)
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 import numpy as np
 
 from ..rules import FixedIf
@@ -46,7 +48,16 @@ class ExpectedValue(Policy):
         scores = score_candidates(position, gains, ids)
         if position.rolls_left == 0:
             return scores
-        values = gains.max(axis=1)
-        for _ in range(position.rolls_left - 1):
-            values = np.maximum(values, (space.TRANSITION @ values)[space.SUBKEEPS].max(axis=1))
-        return hold_candidates(position, space.TRANSITION @ values) + scores
+        keep_values = _keep_values(position.rules, space.card_key(position.rules, position.boxes),
+                                   position.upper_first)
+        return hold_candidates(position, keep_values[position.rolls_left - 1]) + scores
+
+
+@lru_cache(maxsize=256)
+def _keep_values(rules, box_values: tuple, upper_first: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Expected best gain of every hold with one and with two rolls left: computed once per card and turn."""
+    gains, _ = space.gain_matrix(rules, dict(zip(rules.category_ids, box_values)), upper_first)
+    last = gains.max(axis=1)
+    one_left = space.TRANSITION @ last
+    second_last = np.maximum(last, one_left[space.SUBKEEPS].max(axis=1))
+    return one_left, space.TRANSITION @ second_last

@@ -75,7 +75,12 @@ def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.nd
     and the upper-first house rule make some boxes illegal for some rolls).
     Cached per card, since a turn asks up to three times; the array is read-only.
     """
-    return _gain_matrix(rules, tuple(boxes.get(c) for c in rules.category_ids), upper_first)
+    return _gain_matrix(rules, card_key(rules, boxes), upper_first)
+
+
+def card_key(rules: RuleSet, boxes) -> tuple:
+    """A card as a hashable value, for the per-card caches."""
+    return tuple(boxes.get(c) for c in rules.category_ids)
 
 
 @lru_cache(maxsize=1024)
