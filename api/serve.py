@@ -14,6 +14,8 @@ import os
 import subprocess
 import sys
 
+from fairdice.cli import positive_int
+
 from .config import settings
 
 
@@ -27,16 +29,6 @@ def _port(text: str) -> int:
     return value
 
 
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = ("Serve the fairdice HTTP API (OpenAPI document at /openapi.json). "
                           "Every option can also be set by a FAIRDICE_* environment variable.")
@@ -46,8 +38,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                            "(FAIRDICE_DATA_DIR; default ./var)")
     parser.add_argument("--db", help="SQLite database file (FAIRDICE_DB; default <data dir>/fairdice.sqlite3)")
     parser.add_argument("--key-dir", help="signing and encryption keys (FAIRDICE_KEY_DIR; default <data dir>/keys)")
-    parser.add_argument("--workers", type=_count, help="worker processes (FAIRDICE_WORKERS; default 2)")
-    parser.add_argument("--threads", type=_count, help="threads per worker (FAIRDICE_THREADS; default 4)")
+    parser.add_argument("--workers", type=positive_int, help="worker processes (FAIRDICE_WORKERS; default 2)")
+    parser.add_argument("--threads", type=positive_int, help="threads per worker (FAIRDICE_THREADS; default 4)")
     parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
     parser.add_argument("--tables", choices=["background", "build", "lazy"],
                         help="the optimal engine's tables (FAIRDICE_TABLES; default background): build missing "

@@ -34,7 +34,8 @@ def _bot_list(text: str) -> tuple[str, ...]:
     return bots
 
 
-def _positive(text: str) -> int:
+def positive_int(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
     try:
         value = int(text)
     except ValueError:
@@ -74,13 +75,10 @@ def _simulate_worker(job, signer_bytes: bytes):
 
 
 def cmd_simulate(args) -> int:
-    from cryptography.hazmat.primitives import serialization
-
     from .simulate import summarize
 
     signer = _load_signer(args.key, args.seed)
-    raw = signer._key.private_bytes(serialization.Encoding.Raw, serialization.PrivateFormat.Raw,
-                                    serialization.NoEncryption())
+    raw = signer.private_bytes()
     out = Path(args.out)
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -132,13 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
                                      "revealed, signed log per game into DIR, and print a summary.")
     sim.add_argument("--rules", required=True, choices=list(RULESETS))
     sim.add_argument("--bots", required=True, type=_bot_list, help="comma-separated, one seat each: greedy,ev")
-    sim.add_argument("--games", required=True, type=_positive)
+    sim.add_argument("--games", required=True, type=positive_int)
     sim.add_argument("--seed", help="public seed: reproducible run, logs marked seed_secret=false")
     sim.add_argument("--out", required=True, help="directory for the logs")
     sim.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     sim.add_argument("--key", help="Ed25519 private key (PEM) to sign with; default: derived from --seed, "
                                    "else a fresh key")
-    sim.add_argument("--jobs", type=_positive, default=os.cpu_count() or 1, help="worker processes")
+    sim.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="worker processes")
     sim.set_defaults(func=cmd_simulate)
 
     for name, module, help_text in EXTERNAL_COMMANDS:

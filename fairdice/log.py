@@ -46,6 +46,10 @@ class Signer:
     def sign(self, data: bytes) -> str:
         return self._key.sign(data).hex()
 
+    def private_bytes(self) -> bytes:
+        """The raw 32-byte private key, to hand the same key to worker processes."""
+        return self._key.private_bytes_raw()
+
 
 def verify_signature(public_key_hex: str, signature_hex: str, data: bytes) -> bool:
     try:
