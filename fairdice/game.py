@@ -206,7 +206,9 @@ class Game:
     @property
     def client_seeds(self) -> list[str]:
         """The client seeds in the order they enter the derivation: human seats in seat order."""
-        seeds = self._s.client_seeds
+        return self._ordered_seeds(self._s.client_seeds)
+
+    def _ordered_seeds(self, seeds: dict) -> list[str]:
         if None in seeds:
             return [seeds[None]]
         return [seeds[i] for i in self.setup.human_seats if i in seeds]
@@ -326,7 +328,7 @@ class Game:
         first = self.setup.first
         if first != "random":
             return {"type": "start", "first": first, "rolloff": []}
-        client_seeds = [seeds[None]] if None in seeds else [seeds[i] for i in self.setup.human_seats]
+        client_seeds = self._ordered_seeds(seeds)
         contenders = list(range(len(self.setup.seats)))
         rounds = []
         while len(contenders) > 1:
