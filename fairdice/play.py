@@ -279,16 +279,17 @@ def render_hint(doc: dict, alternatives: int = HINT_ALTERNATIVES) -> str:
 
 def render_card(state) -> str:
     seats = state["seats"]
-    names = [s["name"][:10] for s in seats]
+    names = [s["name"][:16] for s in seats]
     width = max(len(c) for c in seats[0]["card"]) + 2
-    rows = [" " * width + "".join(f"{n:>11}" for n in names)]
+    col = max(8, *(len(n) + 2 for n in names))
+    rows = [" " * width + "".join(f"{n:>{col}}" for n in names)]
     for category in seats[0]["card"]:
         values = ["." if s["card"][category] is None else str(s["card"][category]) for s in seats]
-        rows.append(f"{category:<{width}}" + "".join(f"{v:>11}" for v in values))
+        rows.append(f"{category:<{width}}" + "".join(f"{v:>{col}}" for v in values))
     for label, key in (("upper bonus", "upper_bonus"), ("yahtzee bonus", "yahtzee_bonus"), ("total", "total")):
         if key == "yahtzee_bonus" and not any(s["totals"][key] for s in seats):
             continue
-        rows.append(f"{label:<{width}}" + "".join(f"{s['totals'][key]:>11}" for s in seats))
+        rows.append(f"{label:<{width}}" + "".join(f"{s['totals'][key]:>{col}}" for s in seats))
     return "\n".join(rows)
 
 
