@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -37,8 +38,7 @@ class Position:
         return 3 - self.roll
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):  # a tuple, not a dataclass: a bot builds dozens per decision
     action: str  # "roll" or "score"
     hold: tuple[int, ...] = ()
     category: str | None = None
@@ -49,8 +49,7 @@ class Decision:
         return {"action": "score", "category": self.category}
 
 
-@dataclass(frozen=True)
-class Candidate:
+class Candidate(NamedTuple):
     decision: Decision
     value: float
 
