@@ -517,10 +517,14 @@ async function doRoll() {
   if (v.rolls_made === 0) S.held.clear();
   S.hint = null;
   S.highlight = null;
+  await move(() => api.roll(S.game.game_id, S.game.token, hold));
+}
+
+/** Send one move and show its reply; a refused or lost move shows why and reloads the game as stored. */
+async function move(send) {
   setBusy(true);
   try {
-    const st = await api.roll(S.game.game_id, S.game.token, hold);
-    await applyReply(st);
+    await applyReply(await send());
   } catch (err) {
     toast(problemText(err));
     await resync();
@@ -564,17 +568,11 @@ function askConfirm(title, text, okLabel) {
 async function doScore(category) {
   if (!myTurn() || S.busy) return;
   S.hint = null;
-  setBusy(true);
-  try {
+  await move(async () => {
     const st = await api.score(S.game.game_id, S.game.token, category);
     S.held.clear();
-    await applyReply(st);
-  } catch (err) {
-    toast(problemText(err));
-    await resync();
-  } finally {
-    setBusy(false);
-  }
+    return st;
+  });
 }
 
 async function resync() {
