@@ -25,10 +25,6 @@ def commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
 
-def seed_matches(server_seed: bytes, commitment_hex: str) -> bool:
-    return hmac.compare_digest(commitment(server_seed), commitment_hex.lower())
-
-
 def check_client_seed(client_seed) -> str:
     """1..256 characters of printable text: the player's contribution to every roll."""
     if not isinstance(client_seed, str):

@@ -107,7 +107,6 @@ EVENT_FIELDS = {
     "abandon": ("type", "seat"),
 }
 EVENT_KEYS = {kind: set(names) for kind, names in EVENT_FIELDS.items()}
-ROLL_KEYS, SCORE_KEYS = EVENT_KEYS["roll"], EVENT_KEYS["score"]
 SCORE_FIELDS = ("points", "joker", "yahtzee_bonus", "upper_bonus", "total")
 TOTAL_PARTS = ("upper", "upper_bonus", "lower", "yahtzee_bonus", "total")
 TOTAL_KEYS = set(TOTAL_PARTS)
