@@ -1,21 +1,79 @@
-"""Shared test settings."""
+"""Shared test settings and fixtures: the run's own table cache, the app, its test client, real servers.
+
+Nothing a test does may write outside its temporary directories: the optimal engine's table cache is a fresh
+directory per run (set before any test module imports fairdice), so the user's `~/.cache/fairdice` is never
+read or written.  `FAIRDICE_TEST_CACHE=DIR` reuses one directory across runs (quicker for everyday work)."""
+
+from __future__ import annotations
 
 import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 
-# Servers the tests start build no optimal table in the background (that would load both cores while other
-# tests measure things); the tables come from the session fixture below.
-os.environ.setdefault("FAIRDICE_TABLES", "lazy")
+_RUN_CACHE: Path | None = None
 
 
-@pytest.fixture(scope="session", autouse=True)
-def optimal_tables():
-    """The optimal engine's three tables, as a server that has warmed up has them: built once per machine
-    (about a minute on a fresh one), then read from the cache.  The cold path, where a server answers 503
-    while a table is built, has its own tests (test_api_engines.py) with an empty cache of their own."""
+def pytest_configure(config):
+    global _RUN_CACHE
+    chosen = os.environ.get("FAIRDICE_TEST_CACHE")
+    if chosen:
+        os.environ["FAIRDICE_CACHE_DIR"] = chosen
+    else:
+        _RUN_CACHE = Path(tempfile.mkdtemp(prefix="fairdice-test-cache-"))
+        os.environ["FAIRDICE_CACHE_DIR"] = str(_RUN_CACHE)
+    # Servers the tests start build no optimal table in the background (that would load both cores while other
+    # tests measure things): a test that needs a table asks for it (`optimal_table`), or the server builds it
+    # when a request first needs it.
+    os.environ["FAIRDICE_TABLES"] = "lazy"
+
+
+def pytest_unconfigure(config):
+    if _RUN_CACHE is not None:
+        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def optimal_table():
+    """`optimal_table(rules_id)`: that rule set's optimal table, built once per run into the run's cache (yacht
+    in seconds, yatzy in about half a minute), as a server that has warmed up has it."""
     from fairdice.bots import optimal
-    from fairdice.rules import RULESETS
 
-    for rules_id in RULESETS:
+    def build(rules_id: str):
         optimal.build_table(rules_id)
+        return optimal.load_table(rules_id)
+
+    return build
+
+
+@pytest.fixture
+def app(tmp_path):
+    """The Flask app on its embedded defaults, with its database and keys in the test's temporary directory."""
+    from api import create_app
+    return create_app({"FAIRDICE_DATA_DIR": str(tmp_path)})
+
+
+@pytest.fixture
+def client(app):
+    return app.test_client()
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    """A real HTTP server on a loopback port (the app in a thread of this process): its base URL."""
+    from api import create_app
+    from test_api_helpers import app_server
+    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("app-server"))})
+    with app_server(app) as base:
+        yield base
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """`fairdice serve` as a real process group on a free loopback port (3 workers of 4 threads)."""
+    from test_api_helpers import ServeProcess
+    proc = ServeProcess(tmp_path_factory.mktemp("serve"), workers=3, threads=4).start()
+    yield proc
+    proc.stop()

@@ -26,16 +26,6 @@ HUMAN = {"type": "human", "name": "ann"}
 EV = {"type": "bot", "bot": "ev"}
 
 
-@pytest.fixture
-def app(tmp_path):
-    return create_app({"FAIRDICE_DATA_DIR": str(tmp_path)})
-
-
-@pytest.fixture
-def client(app):
-    return app.test_client()
-
-
 def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
@@ -409,7 +399,8 @@ def _stored_game(app, gid):
     return games._restore(snap.record, snap.events)
 
 
-def test_hint_during_a_human_turn(client, app):
+def test_hint_during_a_human_turn(client, app, optimal_table):
+    optimal_table("yacht")
     created, tokens, state = started(client, [HUMAN, EV], "yacht")
     gid = created["game_id"]
     url = f"/v1/games/{gid}/hint"
@@ -694,22 +685,23 @@ def test_restore_matches_live_game(app, client):
 def test_game_page_is_served(client):
     from api import page
 
-    resp = client.get("/")
-    if not (page.STATIC_DIR / "index.html").is_file():
-        assert_problem(resp, 404)
-        return
-    assert resp.status_code == 200 and resp.mimetype == "text/html"
-    for name in sorted(p.name for p in page.STATIC_DIR.iterdir() if p.suffix == ".js")[:3]:
-        asset = client.get(f"/ui/{name}")
-        assert asset.status_code == 200 and "javascript" in asset.mimetype
+    with client.get("/") as resp:
+        assert resp.status_code == 200 and resp.mimetype == "text/html"
+    scripts = sorted(p.name for p in page.STATIC_DIR.iterdir() if p.suffix == ".js")
+    assert "app.js" in scripts and "verify.js" in scripts
+    for name in scripts:
+        with client.get(f"/ui/{name}") as asset:
+            assert asset.status_code == 200 and "javascript" in asset.mimetype
     assert_problem(client.get("/ui/no-such-file.js"), 404)
     assert_problem(client.get("/static/index.html"), 404)
 
 
-def test_real_answers_match_the_openapi_schemas(client):
+def test_real_answers_match_the_openapi_schemas(client, optimal_table):
     """Whole games (finished, abandoned, bot-only, roll-off) checked against the document's schemas."""
-    jsonschema = pytest.importorskip("jsonschema")
-    referencing = pytest.importorskip("referencing")
+    import jsonschema
+    import referencing
+
+    optimal_table("yacht")  # for the hint
     doc = client.get("/openapi.json").get_json()
     resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
     registry = referencing.Registry().with_resource("urn:fairdice:openapi", resource)

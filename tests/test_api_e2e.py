@@ -24,11 +24,7 @@ from fairdice.client import Client, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import ServeProcess, best_option, choose_hold, verifier_cli
 
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    proc = ServeProcess(tmp_path_factory.mktemp("serve"), workers=3, threads=4).start()
-    yield proc
-    proc.stop()
+pytestmark = pytest.mark.e2e
 
 
 class Recorder:

@@ -12,6 +12,8 @@ from fairdice.bots import optimal
 HUMAN = {"type": "human", "name": "ann"}
 OPTIMAL = {"type": "bot", "bot": "optimal"}
 
+pytestmark = pytest.mark.slow  # each test builds a table from an empty cache
+
 
 @pytest.fixture
 def cold_cache(tmp_path, monkeypatch):

@@ -10,22 +10,25 @@ from __future__ import annotations
 
 import pytest
 
-schemathesis = pytest.importorskip("schemathesis")
-from hypothesis import HealthCheck, settings  # noqa: E402
+import schemathesis
+from hypothesis import HealthCheck, assume, settings
 
-from api import create_app  # noqa: E402
+from api import create_app
 
 MAX_EXAMPLES = 12
 # A schema-valid request may still be an illegal move (first=4 in a 2-seat game, a filled box): the rules
 # live in the core, not in the schema, so such requests are rightly refused with 422.  Every other check
-# (no 5xx, documented status, content type, headers and body; negative data rejected) runs.
-EXCLUDED = [schemathesis.checks.positive_data_acceptance]
+# (documented status, content type, headers and body; negative data rejected) runs.  The one 5xx answer
+# the API documents, 503 while the optimal engine's table is being built (a game with an `optimal` seat of a
+# rule set other than yacht, here), is accepted by `no_server_error` below; every other 5xx fails.
+EXCLUDED = [schemathesis.checks.positive_data_acceptance, schemathesis.checks.not_a_server_error]
 SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, database=None,
                     suppress_health_check=list(HealthCheck))
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory):
+def app(tmp_path_factory, optimal_table):
+    optimal_table("yacht")  # the hints are aimed at a yacht game
     return create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("fuzz"))})
 
 
@@ -48,19 +51,25 @@ def _game_in_play(app, rules: str = "classic13") -> tuple[str, str]:
     return gid, token
 
 
+def no_server_error(response) -> None:
+    if response.status_code == 503 and response.json().get("code") == "engine_warming_up":
+        assert int(response.headers["Retry-After"]) > 0
+        return
+    assert response.status_code < 500, response.text
+
+
 @schema.parametrize()
 @SETTINGS
 def test_every_answer_is_documented(case):
     response = case.call_and_validate(excluded_checks=EXCLUDED)
-    assert response.status_code < 500
+    no_server_error(response)
 
 
-@schema.parametrize()
+@schema.include(path_regex=r"\{game_id\}").parametrize()
 @SETTINGS
 def test_moves_on_a_real_game(case, app):
-    if "game_id" not in (case.path_parameters or {}) or case.meta is None \
-            or case.meta.generation.mode != schemathesis.GenerationMode.POSITIVE:
-        return  # negative cases are the first test's; only valid requests are aimed at a real game
+    # negative cases are the first test's; only valid requests are aimed at a real game
+    assume(case.meta is not None and case.meta.generation.mode == schemathesis.GenerationMode.POSITIVE)
     # a hint needs the rule set's optimal table: yacht's is the quickest to build on a fresh machine
     gid, token = _game_in_play(app, "yacht" if case.path.endswith("/hint") else "classic13")
     case.path_parameters["game_id"] = gid
@@ -70,4 +79,4 @@ def test_moves_on_a_real_game(case, app):
         headers[auth] = f"Bearer {token}"
     case.headers = headers
     response = case.call_and_validate(excluded_checks=EXCLUDED)
-    assert response.status_code < 500
+    no_server_error(response)

@@ -14,7 +14,8 @@ against `fairdice serve` running as a real process on a free loopback port.
 - any JavaScript error (console error or uncaught exception) fails the test.
 
 Screenshots go to `artifacts/` at the repository root. CI installs Chromium
-with `apt-get install chromium`; without it the module is skipped.
+with `apt-get install chromium`; without it the module is skipped (and fails
+where FAIRDICE_REQUIRE_BROWSER is set, as in CI).
 """
 
 from __future__ import annotations
@@ -41,10 +42,15 @@ CHROMIUM = os.environ.get("FAIRDICE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
+pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+
 if not Path(CHROMIUM).exists():
+    # .ci/run installs Chromium and sets FAIRDICE_REQUIRE_BROWSER: there a missing browser is a failure, not a skip
+    if os.environ.get("FAIRDICE_REQUIRE_BROWSER"):
+        raise RuntimeError(f"no Chromium at {CHROMIUM}, and FAIRDICE_REQUIRE_BROWSER is set")
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FAIRDICE_CHROMIUM)",
                 allow_module_level=True)
-sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright for Python is not installed")
+from playwright import sync_api  # noqa: E402  (a pinned dev dependency: no skip when it is missing)
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
@@ -70,46 +76,10 @@ INIT_SCRIPT = """
 # ------------------------------------------------------------------ fixtures
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    """`fairdice serve` on a free port, with its database and keys in a temporary directory."""
-    data = tmp_path_factory.mktemp("browser-serve")
-    port = _free_port()
-    cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", str(port),
-           "--db", str(data / "fairdice.sqlite3"), "--data-dir", str(data), "--workers", "2"]
-    out = open(data / "serve.log", "w+")
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "FAIRDICE_DATA_DIR": str(data)}
-    proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=REPO, env=env, start_new_session=True)
-    url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            with urllib.request.urlopen(url + "/healthz", timeout=2) as resp:
-                if resp.status == 200:
-                    break
-        except OSError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
-            out.seek(0)
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(proc.pid, signal.SIGKILL)
-            pytest.fail(f"fairdice serve did not start:\n{out.read()}")
-        time.sleep(0.1)
-    yield url
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGTERM)
-    try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(5)
-    out.close()
+def site(server):
+    """The base URL of `fairdice serve` (conftest's `server`: a real process on a free loopback port)."""
+    return server.url
 
 
 @pytest.fixture(scope="module")
@@ -151,14 +121,14 @@ def shot(page, name, full_page=True):
     page.screenshot(path=str(ARTIFACTS / name), full_page=full_page)
 
 
-def api_get(server, path):
-    with urllib.request.urlopen(server + path, timeout=10) as resp:
+def api_get(site, path):
+    with urllib.request.urlopen(site + path, timeout=10) as resp:
         return json.load(resp)
 
 
-def api_post(server, path, body, token=None):
+def api_post(site, path, body, token=None):
     headers = {"Content-Type": "application/json", **({"Authorization": f"Bearer {token}"} if token else {})}
-    req = urllib.request.Request(server + path, data=json.dumps(body).encode(), headers=headers, method="POST")
+    req = urllib.request.Request(site + path, data=json.dumps(body).encode(), headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.load(resp)
 
@@ -204,12 +174,12 @@ def card_texts(page) -> list[str]:
 # ------------------------------------------------------------------ tests
 
 
-def test_verify_module_matches_spec_vectors(server, browser, watch):
+def test_verify_module_matches_spec_vectors(site, browser, watch):
     """verify.js, in the browser, recomputes all values of every SPEC §8.1 vector and replays §8.4."""
     vectors = json.loads((VECTORS / "derivation.json").read_text())
     log = json.loads((VECTORS / "log_short.json").read_text())
     page = new_page(browser, watch)
-    page.goto(server + "/")
+    page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
     got = page.evaluate("""async (vectors) => {
         const v = await import('./ui/verify.js');
@@ -250,12 +220,12 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
     assert got[1] == [x["legal"] for x in joker]
 
     # a roll-off (first: "random") among three bots, played by the server: it re-derives too
-    created = api_post(server, "/v1/games", {"rules": "yacht", "first": "random",
+    created = api_post(site, "/v1/games", {"rules": "yacht", "first": "random",
                                              "seats": [{"type": "bot", "bot": "greedy"}] * 3})
-    api_post(server, f"/v1/games/{created['game_id']}/client-seed", {"client_seed": "operator ✓"},
+    api_post(site, f"/v1/games/{created['game_id']}/client-seed", {"client_seed": "operator ✓"},
              created["tokens"][0]["token"])
-    served = api_get(server, f"/v1/games/{created['game_id']}/log")
-    keys = [k["public_key"] for k in api_get(server, "/v1/keys")["keys"]]
+    served = api_get(site, f"/v1/games/{created['game_id']}/log")
+    keys = [k["public_key"] for k in api_get(site, "/v1/keys")["keys"]]
     report = page.evaluate("""async ([log, keys]) =>
         (await import('./ui/verify.js')).verifyLog(log, {trustedKeys: keys})""", [served, keys])
     assert report["ok"] and all(c["ok"] for c in report["checks"]), report["checks"]
@@ -271,7 +241,7 @@ def test_verify_module_matches_spec_vectors(server, browser, watch):
     assert {c["id"] for c in report["checks"] if c["ok"] is False} >= {"seed.commitment", "roll.dice"}
 
 
-def test_verify_module_accepts_simulated_games(server, browser, watch, tmp_path):
+def test_verify_module_accepts_simulated_games(site, browser, watch, tmp_path):
     """Logs of `fairdice simulate` (all rule sets; bots; jokers and bonuses happen) all verify in the page."""
     logs = []
     for rules, bots, games in (("yacht", "greedy,ev", 12), ("yatzy", "ev,greedy,ev", 12), ("classic13", "ev,ev", 40)):
@@ -285,7 +255,7 @@ def test_verify_module_accepts_simulated_games(server, browser, watch, tmp_path)
     scores = [e for log in logs for e in log["events"] if e["type"] == "score"]
     assert any(e["yahtzee_bonus"] or e["joker"] for e in scores)  # classic13's bonus and joker are exercised
     page = new_page(browser, watch)
-    page.goto(server + "/")
+    page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
     reports = page.evaluate("""async (logs) => {
         const v = await import('./ui/verify.js');
@@ -301,9 +271,9 @@ def test_verify_module_accepts_simulated_games(server, browser, watch, tmp_path)
     assert all(r["unchecked"] == ["seed.secret"] for r in reports)  # --seed: a reproducible, public seed
 
 
-def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
+def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
     page = new_page(browser, watch)
-    page.goto(server + "/")
+    page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
     assert page.locator("#hint-btn").count() == 1
     seed = page.input_value("#client-seed")
@@ -328,7 +298,7 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
     assert re.fullmatch(r"[0-9a-f]{64}", commitment)
     current = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
     game_id = current["game_id"]
-    state = api_get(server, f"/v1/games/{game_id}")
+    state = api_get(site, f"/v1/games/{game_id}")
     assert state["status"] == "awaiting_client_seed" and state["commitment"] == commitment
     shot(page, "commit-desktop.png")
     page.reload()  # a reload before the seed is sent comes back to this step, seed and commitment kept
@@ -373,7 +343,7 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
             shot(page, "board-desktop.png")
         if turn == 2:  # the hint button: shown and answering when the server has the route, else hidden
             page.wait_for_function(IDLE)
-            if "/v1/games/{game_id}/hint" in api_get(server, "/openapi.json")["paths"]:
+            if "/v1/games/{game_id}/hint" in api_get(site, "/openapi.json")["paths"]:
                 page.keyboard.press("h")
                 page.wait_for_selector("#hint-text:not([hidden])")
                 assert page.inner_text("#hint-text").startswith("Hint:")
@@ -401,10 +371,10 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
 
     # end: result, totals, revealed seed, verification in the page
     page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    final = api_get(server, f"/v1/games/{game_id}")["final"]
+    final = api_get(site, f"/v1/games/{game_id}")["final"]
     assert page.inner_text("#server-seed").strip() == final["server_seed"]
     assert page.inner_text("#fair-commitment").strip() == commitment
-    log = api_get(server, f"/v1/games/{game_id}/log")
+    log = api_get(site, f"/v1/games/{game_id}/log")
     n_rolls = sum(e["type"] == "roll" for e in log["events"])
     summary = page.inner_text("#verify-summary")
     assert f"{n_rolls} of {n_rolls} rolls re-derived" in summary, summary
@@ -430,7 +400,7 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
     assert json.loads(path.read_text()) == log
     verify = shutil.which("fairdice-verify") or str(Path(sys.executable).with_name("fairdice-verify"))
     if Path(verify).exists():
-        keys = api_get(server, "/v1/keys")["keys"]
+        keys = api_get(site, "/v1/keys")["keys"]
         pub = tmp_path / "server.pub"
         pub.write_text(keys[0]["public_key"])
         done = subprocess.run([verify, str(path), "--pubkey", str(pub)], capture_output=True, text=True, timeout=60)
@@ -474,7 +444,7 @@ def test_play_yacht_against_ev_to_the_end(server, browser, watch, tmp_path):
     phone = new_page(browser, watch, viewport=PHONE, storage_state=page.context.storage_state(),
                      is_mobile=True, has_touch=True, device_scale_factor=2)
     page.context.close()
-    phone.goto(server + "/")
+    phone.goto(site + "/")
     phone.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
     shot(phone, "end-phone.png")
     assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]

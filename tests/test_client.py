@@ -11,18 +11,19 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from api import create_app
 from fairdice import play as play_mod
 from fairdice.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
-from test_api_helpers import app_server, best_option, choose_hold
+from test_api_helpers import best_option, choose_hold
+
+
+pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("client"))})
-    with app_server(app) as base:
-        yield base
+def url(app_url, optimal_table):
+    optimal_table("yacht")  # the hints are asked in yacht games
+    return app_url
 
 
 def play_out(game):

@@ -1,7 +1,7 @@
 """The optimal policy: its DP against brute force, the published start values, the table cache, play.
 
-The first run builds the three tables into the user cache (about a minute and a half on a 2-core
-machine); later runs load them.  Everything else here takes about half a minute.
+The tables come from conftest's `optimal_table`, built once per run into the run's own cache: yacht and
+classic13 in seconds; yatzy's (about half a minute) only for the tests marked slow.
 """
 
 from __future__ import annotations
@@ -30,10 +30,12 @@ PUBLISHED = {  # start value (2 decimals) and standard deviation of the final sc
 }
 
 
-@pytest.fixture(scope="session")
-def tables():
-    """The three verified tables (built into the user cache on the first run)."""
-    return {rid: optimal.build_table(rid) for rid in RULESETS}
+SLOW_TABLE = {"yatzy", "classic13"}  # the tables that take long to build on 2 cores (yacht: seconds)
+
+
+def by_rules(rules_ids):
+    """Parameters for rule sets, those whose table is slow to build marked slow."""
+    return [pytest.param(r, marks=pytest.mark.slow) if r in SLOW_TABLE else r for r in sorted(rules_ids)]
 
 
 # --- brute force on reduced games ---------------------------------------------------------------------
@@ -139,19 +141,19 @@ def test_second_moment_is_exact_on_closed_form_games():
 
 # --- the full tables ------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("rules_id", sorted(PUBLISHED))
-def test_start_values_match_published(tables, rules_id):
-    info = tables[rules_id]
+@pytest.mark.parametrize("rules_id", by_rules(PUBLISHED))
+def test_start_values_match_published(optimal_table, rules_id):
+    table = optimal_table(rules_id)
     mean, sd = PUBLISHED[rules_id]
-    table = optimal.load_table(rules_id)
     assert round(table.start_value(), 2) == mean
-    assert info["sha256"] == optimal.manifest()["tables"][rules_id]["sha256"]
+    assert optimal.table_digest(rules_id, table.V) == optimal.manifest()["tables"][rules_id]["sha256"]
     assert optimal.manifest()["tables"][rules_id]["start_sd"] == pytest.approx(sd, abs=0.06)
 
 
-def test_policy_values_agree_with_the_table(tables):
+@pytest.mark.slow  # the classic13 table
+def test_policy_values_agree_with_the_table(optimal_table):
     # E over the first roll of the best candidate = the table's value of the card
-    table = optimal.load_table("classic13")
+    table = optimal_table("classic13")
     policy = BOTS["optimal"]
     rs = RULESETS["classic13"]
     for boxes in ({c: None for c in rs.category_ids},
@@ -161,11 +163,12 @@ def test_policy_values_agree_with_the_table(tables):
         assert expected == pytest.approx(table.value(boxes), abs=1e-6)
 
 
-def test_before_the_first_roll_the_only_candidate_is_to_roll(tables):
-    rs = RULESETS["yatzy"]
+def test_before_the_first_roll_the_only_candidate_is_to_roll(optimal_table):
+    optimal_table("yacht")
+    rs = RULESETS["yacht"]
     (cand,) = BOTS["optimal"].candidates(Position(rs, {c: None for c in rs.category_ids}, (), 0))
     assert cand.decision.action == "roll" and cand.decision.hold == ()
-    assert cand.value == pytest.approx(248.44, abs=0.005)
+    assert cand.value == pytest.approx(191.7744, abs=1e-4)
 
 
 def test_identity_does_not_build_tables(monkeypatch):
@@ -191,8 +194,9 @@ def test_state_of_rejects_impossible_cards():
 # --- the cache --------------------------------------------------------------------------------------------
 
 @pytest.fixture
-def cache_copy(tables, tmp_path, monkeypatch):
+def cache_copy(optimal_table, tmp_path, monkeypatch):
     """A private cache dir holding a copy of the good yacht table; compute_table counted, not run."""
+    optimal_table("yacht")
     src = optimal.table_path("yacht")
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(optimal, "_LOADED", {})
@@ -275,7 +279,8 @@ def test_rebuild_that_still_mismatches_raises(cache_copy, monkeypatch):
     assert err.value.code == "table_mismatch"
 
 
-def test_real_rebuild_into_an_empty_cache(tables, tmp_path, monkeypatch):
+@pytest.mark.slow
+def test_real_rebuild_into_an_empty_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(optimal, "_LOADED", {})
     info = optimal.build_table("yacht", moments=False)  # the real DP: a few seconds
@@ -292,14 +297,17 @@ def play(rules_id, bot, seed: int) -> Game:
     return game
 
 
-@pytest.mark.parametrize("rules_id", sorted(RULESETS))
-def test_decisions_are_legal_in_whole_games(tables, rules_id):
+@pytest.mark.parametrize("rules_id", by_rules(RULESETS))
+def test_decisions_are_legal_in_whole_games(optimal_table, rules_id):
+    optimal_table(rules_id)
     for seed in range(5):
         game = play(rules_id, "optimal", seed)  # Game refuses any illegal move
         assert game.status == "finished"
 
 
-def test_joker_positions_offer_only_legal_boxes(tables):
+@pytest.mark.slow  # the classic13 table
+def test_joker_positions_offer_only_legal_boxes(optimal_table):
+    optimal_table("classic13")
     rs = RULESETS["classic13"]
     boxes = {**{c: None for c in rs.category_ids}, "yahtzee": 50, "sixes": 18}
     cands = BOTS["optimal"].candidates(Position(rs, boxes, (6, 6, 6, 6, 6), 3))
@@ -311,7 +319,7 @@ def test_joker_positions_offer_only_legal_boxes(tables):
     assert [c.decision.category for c in cands] == ["fives"]
 
 
-def test_upper_first_is_refused_and_hint_falls_back(tables):
+def test_upper_first_is_refused_and_hint_falls_back():
     rs = RULESETS["classic13"]
     pos = Position(rs, {c: None for c in rs.category_ids}, (1, 2, 3, 4, 6), 1, upper_first=True)
     with pytest.raises(FairdiceError) as err:
@@ -323,7 +331,9 @@ def test_upper_first_is_refused_and_hint_falls_back(tables):
                for a in h["alternatives"])
 
 
-def test_hint(tables):
+@pytest.mark.slow  # the classic13 table
+def test_hint(optimal_table):
+    optimal_table("classic13")
     rs = RULESETS["classic13"]
     boxes = {**{c: None for c in rs.category_ids}, "chance": 20, "sixes": 24}
     pos = Position(rs, boxes, (2, 3, 4, 5, 5), 2)
@@ -344,7 +354,9 @@ def test_hint(tables):
     assert start["best"]["value"] == pytest.approx(254.5877, abs=1e-4)
 
 
-def test_optimal_beats_ev_beats_greedy(tables):
+@pytest.mark.slow
+def test_optimal_beats_ev_beats_greedy(optimal_table):
+    optimal_table("classic13")
     games = 200
     means = {bot: statistics.mean(play("classic13", bot, seed).totals(0).total for seed in range(games))
              for bot in ("greedy", "ev", "optimal")}

@@ -20,6 +20,9 @@ if "optimal" in BOTS:  # being added by another engineer: include it when it is 
     RUNS.append(("classic13", "optimal,greedy", 10, 104))
 
 
+pytestmark = pytest.mark.slow  # 1,500 simulated games
+
+
 @pytest.fixture(scope="session")
 def simulated_logs():
     files = []

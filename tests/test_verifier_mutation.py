@@ -133,6 +133,7 @@ def test_the_sample_logs_verify(name):
     assert verify_document(resign(doc), name, trusted_keys=TRUSTED).ok
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LOGS))
 def test_every_change_is_caught_with_a_stale_signature(name):
     count = 0
@@ -144,6 +145,7 @@ def test_every_change_is_caught_with_a_stale_signature(name):
     assert count > 100
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(LOGS))
 def test_every_change_is_caught_by_the_replay_when_resigned(name):
     """Re-signed by the server key, a changed log passes the verifier exactly when the core itself
