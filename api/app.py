@@ -14,11 +14,12 @@ import re
 from pathlib import Path
 
 from flask import Flask, Response, request
-from werkzeug.exceptions import HTTPException
+from werkzeug.exceptions import HTTPException, RequestEntityTooLarge
 
 from fairdice.bots import BOTS, measured_scores
 from fairdice.errors import FairdiceError
 from fairdice.rules import RULESETS
+from verifier import strictjson
 
 from . import page, problems
 from .config import settings
@@ -45,20 +46,33 @@ def _json_response(body, status: int = 200, headers: dict | None = None) -> Resp
     return resp
 
 
-def _reject_constant(name):
-    raise ValueError(f"{name} is not JSON")
+def _request_bytes() -> bytes:
+    """The request body, refused (413) past MAX_BODY bytes. Werkzeug refuses a longer Content-Length
+    itself, but reads a chunked body (no Content-Length) only up to MAX_CONTENT_LENGTH and then stops,
+    silently; that limit is one byte above MAX_BODY, so a body that reaches it is too long."""
+    raw = request.get_data(cache=False)
+    if len(raw) > MAX_BODY:
+        raise RequestEntityTooLarge()
+    return raw
+
+
+def _request_json():
+    """The request body parsed as strict JSON (verifier/strictjson.py: no duplicate keys, NaN, numbers
+    of 2^53 or more, nesting deeper than 64, lone surrogates); an empty body is {}. A whole number
+    written 0.0 or 1e0 is the integer it is, as for the OpenAPI document (JSON Schema's "integer")."""
+    raw = _request_bytes()
+    if not raw.strip():
+        return {}
+    try:
+        return strictjson.loads(raw, integral_floats=True)
+    except strictjson.StrictJSONError as exc:
+        code = "malformed_json" if exc.reason in ("not_json", "not_utf8") else exc.reason
+        raise ApiError(400, code, f"the request body is {exc}") from None
 
 
 def _body(allowed: dict[str, tuple[type, ...]], required: tuple[str, ...] = ()) -> dict:
     """The request body as a JSON object with only `allowed` fields of the given JSON types."""
-    raw = request.get_data(cache=False)
-    if not raw.strip():
-        doc = {}
-    else:
-        try:
-            doc = json.loads(raw, parse_constant=_reject_constant)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ApiError(400, "malformed_json", f"the request body is not valid JSON: {exc}") from None
+    doc = _request_json()
     if not isinstance(doc, dict):
         raise ApiError(400, "invalid_body", "the request body must be a JSON object")
     unknown = sorted(set(doc) - set(allowed))
@@ -138,7 +152,7 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     the SQLite file named by the settings."""
     app = Flask(__name__, static_folder=None)  # the game page and its files: api/page.py
     conf = settings(config)
-    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY
+    app.config["MAX_CONTENT_LENGTH"] = MAX_BODY + 1  # (see _request_bytes)
     app.config["FAIRDICE"] = conf
     keys = KeyRing(conf.key_dir)
     if store is None:

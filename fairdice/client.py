@@ -7,7 +7,8 @@
     state = game.roll()              # then game.roll([0, 2]), game.score("full_house")
     advice = game.hint()             # the best move now and every alternative, with expected final scores
     ...
-    report = game.verify()           # fetch the log once over: signatures, commitment, every die
+    report = game.verify()           # once over: the verifier's every check, against the seat's receipt
+    game.save_receipt("receipt.json")  # the player's evidence: fairdice-verify --receipt receipt.json game.json
 
 Moves are sent with an Idempotency-Key and retried on connection errors and
 503 answers, so a network blip never costs a roll twice.
@@ -15,7 +16,6 @@ Moves are sent with an Idempotency-Key and retried on connection errors and
 
 from __future__ import annotations
 
-import hashlib
 import json
 import secrets
 import time
@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 
 import requests
 
-from .errors import FairdiceError
-from .log import canonical, key_id as key_id_of, setup_from_header, verify_signature
+from verifier.receipt import make_receipt
+
+from .log import canonical, verify_signature
 
 DEFAULT_TIMEOUT = 15.0
 # The first hint on a rule set whose optimal table the server has not built yet waits for the build.
@@ -127,6 +128,15 @@ class Client:
     def log(self, game_id: str) -> dict:
         return self.request("GET", f"/v1/games/{game_id}/log")
 
+    def log_bytes(self, game_id: str) -> bytes:
+        """The log exactly as served, for verification (a parse that keeps the last of two equal keys, as
+        `requests` does, must not decide what is checked)."""
+        resp = self.session.get(f"{self.base_url}/v1/games/{game_id}/log", timeout=self.timeout,
+                                headers={"Accept": "application/json, application/problem+json"})
+        if resp.status_code >= 400:
+            raise ApiError(resp.status_code, resp.json() if resp.content else {})
+        return resp.content
+
     def hint(self, game_id: str) -> dict:
         """Advice for the human seat to move (no token needed): `best`, `alternatives` (each with `value`, the
         expected final score, and `loss`), `engine`, `value_kind`; see GET /v1/games/{id}/hint."""
@@ -153,15 +163,22 @@ class Client:
         created = self.create_game(rules, seats, first, upper_first)
         return PlayerGame(self, created, created["tokens"][0]["token"], created["tokens"][0]["seat"])
 
-    def verify_log(self, log: dict, trusted_public_key: str | None = None) -> "Verification":
-        """Check a log; the trusted key defaults to the server's (GET /v1/keys) for the log's key id."""
-        if trusted_public_key is None:
+    def verify_log(self, log, trusted_public_key: str | None = None, receipt: dict | None = None) -> "Verification":
+        """Check a log (its bytes, or parsed); the trusted key defaults to the one of the receipt, else the
+        server's published key (GET /v1/keys) of the log's key id."""
+        if trusted_public_key is None and receipt is None:
             head = log.get("header", {}) if isinstance(log, dict) else {}
+            if not isinstance(log, dict):
+                from verifier.strictjson import StrictJSONError, loads
+                try:
+                    head = loads(log if isinstance(log, bytes) else log.encode()).get("header") or {}
+                except (StrictJSONError, AttributeError):
+                    head = {}
             trusted_public_key = next((k["public_key"] for k in self.keys() if k["key_id"] == head.get("key_id")),
                                       None)
             if trusted_public_key is None:
                 return Verification(False, ["log.key: the server does not list the log's key id"])
-        return verify_log(log, trusted_public_key)
+        return verify_log(log, trusted_public_key, receipt)
 
 
 @dataclass
@@ -173,6 +190,7 @@ class PlayerGame:
     seat: int | None
     state: dict | None = None
     client_seed: str | None = None
+    receipt: dict | None = None  # kept on sending the client seed (SPEC §5.5)
 
     @property
     def game_id(self) -> str:
@@ -195,6 +213,8 @@ class PlayerGame:
         """Send this seat's client seed (fresh from `secrets` unless given), after checking the commitment."""
         self.check_commitment()
         self.client_seed = client_seed if client_seed is not None else new_client_seed()
+        self.receipt = make_receipt(self.created["header"], self.created["commitment_signature"], self.seat,
+                                    self.client_seed)
         self.state = self.client.send_client_seed(self.game_id, self.token, self.client_seed)
         return self.state
 
@@ -222,144 +242,48 @@ class PlayerGame:
         return self.client.log(self.game_id)
 
     def verify(self) -> "Verification":
-        """Fetch the log and check it against the server's published key and this game's commitment."""
-        log = self.log()
-        result = self.client.verify_log(log)
-        if log.get("header") != self.created["header"]:
-            result.ok = False
-            result.problems.append("header: the log's header is not the one committed at creation")
-        if self.client_seed is not None and not any(
-                e.get("type") == "client_seed" and e.get("seat") == self.seat and e.get("client_seed") == self.client_seed
-                for e in log.get("events", [])):
-            result.ok = False
-            result.problems.append("client_seed: this seat's client seed is not in the log")
-        return result
+        """Fetch the log and check it against the server's published key and this seat's receipt: the game
+        joined, the commitment seen before the client seed was sent, and that client seed."""
+        return self.client.verify_log(self.client.log_bytes(self.game_id), receipt=self.receipt)
+
+    def save_receipt(self, path: str) -> None:
+        """Write this seat's receipt (SPEC §5.5) to `path`: the player's own evidence for after the game."""
+        with open(path, "w", encoding="utf-8") as fh:
+            json.dump(self.receipt, fh, indent=1, ensure_ascii=False)
+            fh.write("\n")
 
 
 @dataclass
 class Verification:
+    """The verdict of the independent verifier (`verifier`, SPEC §7) on one log: `ok`, and one line per
+    failed check (check id, event, field, expected, found)."""
     ok: bool
     problems: list[str] = field(default_factory=list)
-    checked_by: list[str] = field(default_factory=list)
+    checked_by: list[str] = field(default_factory=lambda: ["verifier"])
 
     def __bool__(self) -> bool:
         return self.ok
 
 
-def verify_log(log: dict, trusted_public_key: str | None = None) -> Verification:
-    """Check a transcript.
+def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None = None) -> Verification:
+    """Check a transcript with the verifier: every check of SPEC §7, bots replayed, signatures required, the
+    log held to the player's `receipt` when given. `log` is the log's bytes (parsed strictly, as a file is) or
+    an already parsed document."""
+    from verifier import verify_document
+    from verifier.botcheck import PublishedBots
+    from verifier.strictjson import StrictJSONError, loads
 
-    Uses the independent verifier (`verifier` package) when it is installed;
-    always also checks here: the key id, both signatures (against the trusted
-    key when given), the revealed seed against the commitment, and a replay of
-    every command through the core, comparing each event and the final block.
-    """
-    problems: list[str] = []
-    checked_by = ["fairdice.client"]
-    _local_checks(log, trusted_public_key, problems)
-    independent = _independent_verifier(log, trusted_public_key)
-    if independent is not None:
-        checked_by.append("verifier")
-        problems += independent
-    return Verification(not problems, problems, checked_by)
-
-
-def _independent_verifier(log, trusted_public_key) -> list[str] | None:
-    try:
-        from verifier import verify_document  # the standalone implementation of SPEC.md, when installed
-    except ImportError:
-        return None
+    if isinstance(log, (bytes, str)):
+        try:
+            log = loads(log.encode() if isinstance(log, str) else log)
+        except StrictJSONError as e:
+            return Verification(False, [f"log.format: {e}"])
+    if not isinstance(log, dict):
+        return Verification(False, ["log.format: the log is not a JSON object"])
     trusted = [bytes.fromhex(trusted_public_key)] if trusted_public_key else None
-    over = isinstance(log, dict) and log.get("final") is not None
-    try:
-        result = verify_document(log, "<api>", trusted_keys=trusted, require_signature=over)
-    except TypeError:  # a verifier with another interface: leave it to its CLI
-        return None
-    if result.ok:
-        return []
-    if result.error:
-        return [f"verifier: {result.error}"]
-    return [f"verifier {f.check}: event {f.event} {f.field}: expected {f.expected!r}, found {f.found!r}"
-            for f in result.failures] + [f"verifier {c}: {n} more" for c, n in result.unlisted.items()]
-
-
-def _local_checks(log, trusted_public_key, problems: list[str]) -> None:
-    from .game import Game
-
-    if not isinstance(log, dict) or log.get("format") != "fairdice-log" or log.get("version") != 1:
-        problems.append("log.format: not a fairdice log, version 1")
-        return
-    head = log.get("header")
-    if not isinstance(head, dict):
-        problems.append("log.format: no header")
-        return
-    try:
-        public = bytes.fromhex(head["public_key"])
-    except (KeyError, TypeError, ValueError):
-        problems.append("log.key: no valid public key in the header")
-        return
-    if key_id_of(public) != head.get("key_id"):
-        problems.append("log.key: key_id is not derived from public_key")
-    if trusted_public_key is not None and trusted_public_key.lower() != head["public_key"]:
-        problems.append("log.key: the log is signed by another key than the trusted one")
-    if not verify_signature(head["public_key"], log.get("commitment_signature", ""), canonical(head)):
-        problems.append("sig.commitment: the commitment signature does not verify")
-    final = log.get("final")
-    if final is None:
-        if "signature" in log:
-            problems.append("log.format: a signature on a log without a final block")
-        return
-    unsigned = {k: v for k, v in log.items() if k != "signature"}
-    if not verify_signature(head["public_key"], log.get("signature", ""), canonical(unsigned)):
-        problems.append("sig.final: the final signature does not verify")
-    try:
-        seed = bytes.fromhex(final["server_seed"])
-    except (KeyError, TypeError, ValueError):
-        problems.append("seed.revealed: no revealed server seed")
-        return
-    if hashlib.sha256(seed).hexdigest() != head.get("commitment"):
-        problems.append("seed.commitment: SHA-256 of the revealed seed is not the commitment")
-        return
-    try:
-        game = Game(setup_from_header(head), seed)
-        for index, event in enumerate(log.get("events", [])):
-            kind = event.get("type")
-            if kind == "start":
-                if game.events and game.events[-1].get("type") == "start" and len(game.events) == index + 1:
-                    continue
-                problems.append(f"turn.order: event {index}: a start event that no client seed produced")
-                return
-            produced = _replay(game, event)
-            if produced is None:
-                problems.append(f"log.format: event {index}: unknown type {kind!r}")
-                return
-            if produced[0] != event:
-                problems.append(f"replay: event {index}: expected {produced[0]}, found {event}")
-                return
-            if len(produced) > 1:  # the start event follows the last client seed
-                nxt = log["events"][index + 1] if index + 1 < len(log["events"]) else None
-                if nxt != produced[1]:
-                    problems.append(f"start.first: event {index + 1}: expected {produced[1]}, found {nxt}")
-                    return
-        if not game.over:
-            problems.append("game.complete: the events do not end the game")
-            return
-        from .log import final_block
-
-        if final_block(game) != final:
-            problems.append("final.totals: the final block does not recompute")
-    except (FairdiceError, KeyError, TypeError, ValueError) as exc:
-        problems.append(f"replay: {exc}")
-
-
-def _replay(game, event):
-    kind = event.get("type")
-    if kind == "client_seed":
-        return game.supply_client_seed(event["seat"], event["client_seed"])
-    if kind == "roll":
-        return game.roll(event["seat"], event["hold"])
-    if kind == "score":
-        return game.score(event["seat"], event["category"])
-    if kind == "abandon":
-        return game.abandon(event["seat"])
-    return None
+    result = verify_document(log, "<api>", trusted_keys=trusted, bots=PublishedBots(),
+                             receipts=[receipt] if receipt else [])
+    problems = [f"{f.check}: event {'-' if f.event is None else f.event} {f.field}: expected {f.expected!r}, "
+                f"found {f.found!r}" for f in result.failures]
+    problems += [f"{check}: {n} more failures" for check, n in result.unlisted.items()]
+    return Verification(result.ok, problems)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import re
 from collections.abc import Iterator, Sequence
 
 from .errors import FairdiceError
@@ -25,18 +26,39 @@ def commitment(server_seed: bytes) -> str:
     return hashlib.sha256(server_seed).hexdigest()
 
 
+# SPEC §2.2: the code points that client seeds and seat names may not contain, inclusive ranges.
+# Written out once (the separators and format characters are those of Unicode 14.0) so that the
+# rule does not change with the Unicode database of whichever Python or browser checks it.
+REFUSED_CODE_POINTS = (
+    (0x0000, 0x001F), (0x007F, 0x009F), (0xD800, 0xDFFF), (0xE000, 0xF8FF), (0xFDD0, 0xFDEF),
+    (0xF0000, 0x10FFFF),  # controls, surrogates, private use, noncharacters, planes 15 and 16
+    # general categories Zs (but U+0020), Zl, Zp and Cf of Unicode 14.0
+    (0x00A0, 0x00A0), (0x00AD, 0x00AD), (0x0600, 0x0605), (0x061C, 0x061C), (0x06DD, 0x06DD),
+    (0x070F, 0x070F), (0x0890, 0x0891), (0x08E2, 0x08E2), (0x1680, 0x1680), (0x180E, 0x180E),
+    (0x2000, 0x200F), (0x2028, 0x202F), (0x205F, 0x2064), (0x2066, 0x206F), (0x3000, 0x3000),
+    (0xFEFF, 0xFEFF), (0xFFF9, 0xFFFB), (0x110BD, 0x110BD), (0x110CD, 0x110CD), (0x13430, 0x13438),
+    (0x1BCA0, 0x1BCA3), (0x1D173, 0x1D17A), (0xE0001, 0xE0001), (0xE0020, 0xE007F),
+) + tuple((plane + 0xFFFE, plane + 0xFFFF) for plane in range(0, 0x110000, 0x10000))  # U+xxFFFE, U+xxFFFF
+_REFUSED = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in REFUSED_CODE_POINTS) + "]")
+
+
+def check_text(text, what: str, max_length: int, code: str) -> str:
+    """1..max_length code points, none of them refused by SPEC §2.2 (assigned or not, any other is fine)."""
+    if not isinstance(text, str):
+        raise FairdiceError(code, f"{what} must be a string")
+    if not 1 <= len(text) <= max_length:
+        raise FairdiceError(code, f"{what} is {len(text)} characters; it must be 1 to {max_length}")
+    refused = _REFUSED.search(text)
+    if refused:
+        raise FairdiceError(code, f"{what} may not contain U+{ord(refused.group()):04X} (character "
+                                  f"{refused.start() + 1}): no controls, separators other than the space, "
+                                  "format characters, surrogates, private-use characters or noncharacters")
+    return text
+
+
 def check_client_seed(client_seed) -> str:
-    """1..256 characters of printable text: the player's contribution to every roll."""
-    if not isinstance(client_seed, str):
-        raise FairdiceError("invalid_client_seed", "client seed must be a string")
-    if not client_seed:
-        raise FairdiceError("invalid_client_seed", "client seed must not be empty")
-    if len(client_seed) > CLIENT_SEED_MAX:
-        raise FairdiceError("invalid_client_seed",
-                            f"client seed is {len(client_seed)} characters; at most {CLIENT_SEED_MAX}")
-    if not client_seed.isprintable():  # also refuses lone surrogates, which have no UTF-8 form
-        raise FairdiceError("invalid_client_seed", "client seed must be printable text (no control characters)")
-    return client_seed
+    """The player's contribution to every roll: 1..256 code points of text (SPEC §2.2)."""
+    return check_text(client_seed, "client seed", CLIENT_SEED_MAX, "invalid_client_seed")
 
 
 def _field(data: bytes) -> bytes:

@@ -36,7 +36,8 @@ class Seat:
 
 
 def check_seats(seats) -> tuple[Seat, ...]:
-    """1..6 seats, each {"type": "human", "name": ...} or {"type": "bot", "bot": id}."""
+    """1..6 seats, each {"type": "human", "name": ...} or {"type": "bot", "bot": id}; a name is trimmed of
+    spaces, then must be 1..40 code points of the client seed rule (SPEC §5.2, §2.2)."""
     from .bots import BOTS  # the registry imports the core, not the other way round at import time
 
     if not isinstance(seats, (list, tuple)) or not 1 <= len(seats) <= MAX_SEATS:
@@ -57,9 +58,9 @@ def check_seats(seats) -> tuple[Seat, ...]:
         name = seat.get("name")
         if name is None:
             name = f"{bot} bot" if bot else f"player {i + 1}"
-        if not isinstance(name, str) or not name.strip() or len(name) > NAME_MAX or not name.isprintable():
-            raise FairdiceError("invalid_seats", f"seat {i}: name must be 1..{NAME_MAX} printable characters")
-        out.append(Seat(kind, name.strip(), bot))
+        if isinstance(name, str):
+            name = name.strip(" ")  # spaces around a name are a typing accident, not part of it
+        out.append(Seat(kind, derive.check_text(name, f"seat {i}: name", NAME_MAX, "invalid_seats"), bot))
     return tuple(out)
 
 

@@ -48,6 +48,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--upper-first", action="store_true", help="house rule: fill the upper section first")
     parser.add_argument("--client-seed", help="your client seed (default: 32 random hex digits made here)")
     parser.add_argument("--save-log", metavar="FILE", help="write the final signed log to FILE")
+    parser.add_argument("--save-receipt", metavar="FILE",
+                        help="where to keep your receipt (the game, the signed commitment and your client seed, "
+                        "SPEC §5.5), written as soon as your seed is sent (default: <game id>.receipt.json in "
+                        "$XDG_DATA_HOME/fairdice/receipts, else ~/.local/share/fairdice/receipts)")
 
 
 class Terminal:
@@ -65,6 +69,13 @@ class Terminal:
             return self.read(prompt)
         except EOFError:
             return None
+
+
+def default_receipt_path(game_id: str) -> str:
+    """Where a receipt is kept unless told: the user's data directory, one file per game."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)
+    return os.path.join(base, "fairdice", "receipts", f"{safe}.receipt.json")
 
 
 def run(args) -> int:
@@ -98,6 +109,14 @@ def play(client: Client, args, term: Terminal) -> int:
         term.say(f"fairdice play: client seed refused: {exc}")
         return 2
     term.say(f"your client seed: {seed}")
+    receipt_path = args.save_receipt or default_receipt_path(game.game_id)
+    try:
+        os.makedirs(os.path.dirname(os.path.abspath(receipt_path)), exist_ok=True)
+        game.save_receipt(receipt_path)
+        term.say(f"your receipt: {receipt_path} (after the game: fairdice-verify --receipt {receipt_path} LOG)")
+    except OSError as exc:
+        term.say(f"fairdice play: could not write your receipt to {receipt_path}: {exc.strerror or exc}"
+                 " (the game goes on; it is checked against the receipt kept in memory at the end)")
     term.say("type ? for help, h for a hint")
     seen = state["events_from"]
     state = game.refresh()
@@ -307,7 +326,8 @@ def _finish(game, state, args, term) -> int:
         term.say(f"server seed revealed: {final['server_seed']}")
     result = game.verify()
     if result.ok:
-        term.say(f"log verified ({' and '.join(result.checked_by)}): signatures, commitment, every die and score")
+        term.say("log verified (by the independent verifier, against your receipt): signatures, commitment, "
+                 "your client seed, every die, every score, every bot decision")
     else:
         term.say("LOG DOES NOT VERIFY:")
         for problem in result.problems:

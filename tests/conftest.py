@@ -1,8 +1,8 @@
 """Shared test settings and fixtures: the run's own table cache, the app, its test client, real servers.
 
-Nothing a test does may write outside its temporary directories: the optimal engine's table cache is a fresh
-directory per run (set before any test module imports fairdice), so the user's `~/.cache/fairdice` is never
-read or written.  `FAIRDICE_TEST_CACHE=DIR` reuses one directory across runs (quicker for everyday work)."""
+Nothing a test does may write outside its temporary directories: the optimal engine's table cache and the
+user data directory (`fairdice play` keeps receipts there) are fresh directories per run, set before any test
+module imports fairdice, so the user's `~/.cache/fairdice` and `~/.local/share` are never read or written.  `FAIRDICE_TEST_CACHE=DIR` reuses one directory across runs (quicker for everyday work)."""
 
 from __future__ import annotations
 
@@ -13,17 +13,14 @@ from pathlib import Path
 
 import pytest
 
-_RUN_CACHE: Path | None = None
+_RUN_DIR: Path | None = None
 
 
 def pytest_configure(config):
-    global _RUN_CACHE
-    chosen = os.environ.get("FAIRDICE_TEST_CACHE")
-    if chosen:
-        os.environ["FAIRDICE_CACHE_DIR"] = chosen
-    else:
-        _RUN_CACHE = Path(tempfile.mkdtemp(prefix="fairdice-test-cache-"))
-        os.environ["FAIRDICE_CACHE_DIR"] = str(_RUN_CACHE)
+    global _RUN_DIR
+    _RUN_DIR = Path(tempfile.mkdtemp(prefix="fairdice-test-run-"))
+    os.environ["FAIRDICE_CACHE_DIR"] = os.environ.get("FAIRDICE_TEST_CACHE") or str(_RUN_DIR / "cache")
+    os.environ["XDG_DATA_HOME"] = str(_RUN_DIR / "data")  # where `fairdice play` keeps receipts by default
     # Servers the tests start build no optimal table in the background (that would load both cores while other
     # tests measure things): a test that needs a table asks for it (`optimal_table`), or the server builds it
     # when a request first needs it.
@@ -31,8 +28,8 @@ def pytest_configure(config):
 
 
 def pytest_unconfigure(config):
-    if _RUN_CACHE is not None:
-        shutil.rmtree(_RUN_CACHE, ignore_errors=True)
+    if _RUN_DIR is not None:
+        shutil.rmtree(_RUN_DIR, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

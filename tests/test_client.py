@@ -15,6 +15,8 @@ from fairdice import play as play_mod
 from fairdice.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import best_option, choose_hold
+from test_verifier_support import PUBLIC_HEX, resign
+from verifier.cli import main as verifier_main
 
 
 pytestmark = pytest.mark.e2e
@@ -47,12 +49,14 @@ def test_a_whole_game_and_its_log(url):
     assert state["status"] == "finished" and state["final"]["server_seed"]
     result = game.verify()
     assert result.ok, result.problems
-    assert result.checked_by[0] == "fairdice.client"
-    try:
-        import verifier  # noqa: F401
-        assert "verifier" in result.checked_by
-    except ImportError:
-        pass
+    assert result.checked_by == ["verifier"]
+    receipt = game.receipt  # kept when the seed was sent: what this player saw and said
+    assert receipt["game_id"] == game.game_id and receipt["seat"] == 0 and receipt["client_seed"] == game.client_seed
+    assert receipt["header"] == game.created["header"] and receipt["commitment"] == game.commitment
+    # the verdict is held to the receipt: a log that does not carry this seat's seed fails
+    game.receipt = {**receipt, "client_seed": "what the player never sent"}
+    result = game.verify()
+    assert not result.ok and any(p.startswith("receipt.match: event 0 client_seed") for p in result.problems)
 
 
 def test_refusals_raise_api_error(url):
@@ -86,7 +90,9 @@ def test_hint(url):
     game.join()
     advice = game.hint()
     assert advice["game_id"] == game.game_id and advice["seat"] == game.seat
-    assert advice["best"] == {"action": "roll", "hold": [], "keep": [], "value": advice["best"]["value"], "loss": 0.0}
+    # before the first roll: roll all five, worth yacht's optimal start value (test_optimal's published 191.77)
+    assert advice["best"] == {"action": "roll", "hold": [], "keep": [], "value": pytest.approx(191.7744, abs=1e-3),
+                              "loss": 0.0}
     state = game.roll()
     advice = api.hint(game.game_id)
     assert advice["dice"] == state["dice"] and advice["roll"] == 1
@@ -160,11 +166,23 @@ def test_verify_log_catches_tampering(url):
     def header(doc):
         doc["header"]["rules"] = "yatzy"
 
-    for change in (dice, total, unsigned, seed, header):
-        result = broken(change)
-        assert not result.ok and result.problems, change.__name__
-    assert not verify_log(log, "11" * 32).ok
-    assert not verify_log({"format": "something else"}).ok
+    def failed(result):
+        assert not result.ok
+        return {problem.split(":")[0] for problem in result.problems}
+
+    # each change is named by the check it breaks: with the signature left stale, and re-signed by the
+    # operator (who holds the key), when only the replay can tell
+    for change, check in ((dice, "roll.dice"), (total, "final.totals"), (seed, "seed.commitment"),
+                          (header, "score.category")):
+        assert check in failed(broken(change)), change.__name__
+        doc = json.loads(json.dumps(log))
+        change(doc)
+        resigned = failed(verify_log(resign(doc), PUBLIC_HEX))
+        assert check in resigned and not resigned & {"sig.commitment", "sig.final", "log.key"}, (change.__name__,
+                                                                                               resigned)
+    assert "sig.final" in failed(broken(unsigned))
+    assert "log.key" in failed(verify_log(log, "11" * 32))
+    assert "log.format" in failed(verify_log({"format": "something else"}))
 
 
 def test_check_commitment_refuses_a_foreign_key(url):
@@ -205,9 +223,13 @@ def test_play_a_whole_game_in_the_terminal(url, tmp_path):
     lines = ["?", "c", "r 0", "x", "s"]
     for category in RULESETS["yacht"].category_ids:  # yacht has no forced joker: every box in turn is legal
         lines += ["r", "r 0 1", f"s {category}"]
-    saved = tmp_path / "game.json"
-    code, out = session(url, lines, rules="yacht", bot="greedy", save_log=str(saved), client_seed="terminal")
+    saved, receipt = tmp_path / "game.json", tmp_path / "receipt.json"
+    code, out = session(url, lines, rules="yacht", bot="greedy", save_log=str(saved), save_receipt=str(receipt),
+                        client_seed="terminal")
     assert code == 0, out
+    assert f"your receipt: {receipt}" in out
+    assert json.loads(receipt.read_text())["client_seed"] == "terminal"
+    assert verifier_main(["--receipt", str(receipt), str(saved)]) == 0
     assert "the server committed to its seed" in out and "your client seed: terminal" in out
     assert "commands:" in out and "refused:" in out and "unknown command 'x'" in out
     assert "dice " in out and "options:" in out and "greedy bot rolled" in out
@@ -239,9 +261,9 @@ def test_play_hint_command(url):
 def test_play_prefixes_quit_and_eof(url):
     code, out = session(url, ["r", "s f", "s full", "q"], rules="classic13", bot="ev", first="1")
     assert code == 0
-    assert "ambiguous: fours, fives, four_of_a_kind, full_house" in out or "ambiguous:" in out
+    assert "ambiguous: fours, fives, four_of_a_kind, full_house" in out  # classic13's boxes that start with f
     assert "full_house:" in out and "game abandoned" in out and "server seed revealed" in out
-    assert "ev bot rolled" in out  # the bot played first
+    assert out.index("ev bot rolled") < out.index("your turn 1")  # first=1: the bot played first
     code, out = session(url, ["r"], rules="yatzy", bot="ev")  # input ends: the game is abandoned
     assert code == 0 and "game abandoned" in out and "log verified" in out
 

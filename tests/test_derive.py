@@ -4,6 +4,7 @@ import ast
 import hashlib
 import importlib.util
 import json
+import unicodedata
 from collections import Counter
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from hypothesis import given, strategies as st
 
 from fairdice import derive
+from fairdice.errors import FairdiceError
+from fairdice.game import NAME_MAX, check_seats
 from fairdice.log import canonical, verify_signature
 from fairdice.rules import options
 
@@ -28,13 +31,126 @@ def test_derivation_vectors(vector):
     assert derive.commitment(seed) == vector["commitment"]
     msg = derive.message(vector["purpose"], vector["game_id"], vector["client_seeds"], *vector["numbers"])
     assert msg.hex() == vector["message"]
-    values = derive.uniform_ints(seed, msg, vector["bound"], len(vector["values"]))
+    values = derive.uniform_ints(seed, msg, vector["bound"], vector["count"])
     offset = 1 if vector["bound"] == 6 else 0
     assert [v + offset for v in values] == vector["values"]
+    if vector["purpose"] == "tiebreak" and vector["count"] == 1:
+        assert derive.tiebreak(seed, vector["game_id"], vector["client_seeds"], *vector["numbers"],
+                               vector["bound"]) == vector["values"][0]
 
 
-def test_one_vector_crosses_a_rejected_byte():
-    assert any(v["rejected"] for v in load("derivation.json"))
+def test_the_vectors_reject_bytes_read_block_1_and_use_several_bounds():
+    vectors = load("derivation.json")
+    assert any(v["rejected"] and v["bound"] == 6 for v in vectors)
+    assert any(v["rejected"] and v["bound"] == 43 for v in vectors)  # the largest tie-break rejection zone
+    assert any(len(v["bytes_read"]) > 64 and "block1" in v for v in vectors)  # more than 32 bytes read
+    assert {2, 6, 7, 43, 46, 129} <= {v["bound"] for v in vectors}
+
+
+# ------------------------------------------------------------ client seeds and seat names (SPEC §2.2)
+
+RULE = load("client_seed_rule.json")
+
+
+def _rule_ranges(rule) -> set[tuple[int, int]]:
+    """Every refused range of the vector file, the noncharacters of each plane written out."""
+    planes = range(0, 0x110000, 0x10000)
+    return ({tuple(r) for r in rule["generic_excluded"] + rule["excluded_ranges"]}
+            | {(p + low, p + low) for p in planes for low in rule["noncharacter_low16"]})
+
+
+def _covered(ranges) -> set[int]:
+    return {c for lo, hi in ranges for c in range(lo, hi + 1)}
+
+
+def test_the_core_refuses_exactly_the_code_points_of_the_vector_file():
+    assert _covered(derive.REFUSED_CODE_POINTS) == _covered(_rule_ranges(RULE))
+    assert (derive.CLIENT_SEED_MAX, NAME_MAX) == (RULE["client_seed_length"][1], RULE["seat_name_length"][1])
+
+
+@pytest.mark.skipif(unicodedata.unidata_version != "14.0.0", reason="the list is that of Unicode 14.0")
+def test_the_refused_code_points_are_the_unicode_14_categories():
+    """Refused: Cc, Cf, Cs, Co, Zl, Zp, Zs but U+0020, and the noncharacters (SPEC §2.2), read off the database."""
+    def refused(c):
+        category = unicodedata.category(chr(c))
+        return (category in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") or (category == "Zs" and c != 0x20)
+                or 0xFDD0 <= c <= 0xFDEF or c & 0xFFFE == 0xFFFE)
+    assert {c for c in range(0x110000) if refused(c)} == _covered(_rule_ranges(RULE))
+
+
+@pytest.mark.parametrize("example", RULE["valid_examples"], ids=lambda e: e["why"][:40])
+def test_valid_client_seeds_are_accepted(example):
+    assert derive.check_client_seed(example["text"]) == example["text"]
+
+
+@pytest.mark.parametrize("example", RULE["invalid_examples"], ids=lambda e: e["why"][:40])
+def test_invalid_client_seeds_are_refused_with_a_reason(example):
+    with pytest.raises(FairdiceError) as refused:
+        derive.check_client_seed(example["text"])
+    assert refused.value.code == "invalid_client_seed" and "client seed" in refused.value.message
+
+
+def test_seat_names_follow_the_client_seed_rule():
+    """Every refused client seed is a refused name; valid seeds of 1..40 code points are valid names
+    (those without spaces at their ends, which the core trims)."""
+    short = [e for e in RULE["valid_examples"] if len(e["text"]) <= NAME_MAX and e["text"].strip(" ") == e["text"]]
+    for example in RULE["valid_seat_names"] + short:
+        assert check_seats([{"type": "human", "name": example["text"]}])[0].name == example["text"]
+    for example in RULE["invalid_seat_names"] + RULE["invalid_examples"]:
+        with pytest.raises(FairdiceError) as refused:
+            check_seats([{"type": "bot", "bot": "ev", "name": example["text"]}])
+        assert refused.value.code == "invalid_seats", example["why"]
+
+
+def test_a_seat_name_is_trimmed_of_spaces_only():
+    assert check_seats([{"type": "human", "name": "  ann  "}])[0].name == "ann"
+    for name in (" ", "\tann"):
+        with pytest.raises(FairdiceError):
+            check_seats([{"type": "human", "name": name}])
+
+
+# ------------------------------------------------------------ bot identities, public seeds (SPEC §4.5, §2.1)
+
+@pytest.mark.parametrize("vector", load("bots.json"), ids=lambda v: v["id"])
+def test_bot_identity_vectors(vector):
+    from fairdice.bots import BOTS
+
+    doc = {"id": vector["id"], "version": vector["version"], "params": vector["params"]}
+    text = json.dumps(doc, sort_keys=True, separators=(",", ":"))
+    assert text == vector["canonical"] and hashlib.sha256(text.encode()).hexdigest() == vector["hash"]
+    bot = BOTS[vector["id"]]
+    assert bot.params() == vector["params"]
+    assert bot.identity() == {"id": vector["id"], "version": vector["version"], "hash": vector["hash"]}
+
+
+def _public(seed: str, label: str, index: int) -> bytes:
+    """pub(label, i) of SPEC §2.1, written out from the byte layout of §2.3."""
+    def field(text):
+        data = text.encode("utf-8")
+        return len(data).to_bytes(4, "big") + data
+    msg = (field("fairdice/v1") + field("simulate-" + label) + field("") + (1).to_bytes(4, "big") + field(seed)
+           + index.to_bytes(4, "big"))
+    return hashlib.sha256(msg).digest()
+
+
+def test_public_seed_vector_follows_the_spec_and_the_simulator():
+    from fairdice.simulate import GameSpec, play_one, signer_for_seed
+
+    vector = load("public_seed.json")
+    seed = vector["seed"]
+    signer = signer_for_seed(seed)
+    assert signer.private_bytes() == _public(seed, "key", 0) and signer.private_bytes().hex() == vector["private_key"]
+    assert signer.public_key.hex() == vector["public_key"]
+    for game in vector["games"]:
+        i = game["index"]
+        assert game["server_seed"] == _public(seed, "server", i).hex()
+        assert game["commitment"] == hashlib.sha256(_public(seed, "server", i)).hexdigest()
+        assert game["game_id"] == f"sim-{_public(seed, 'run', 0).hex()[:12]}-{i:06d}"
+        assert game["client_seed"] == f"simulate {seed} #{i}"
+        log = play_one(GameSpec(vector["rules"], tuple(vector["bots"]), i, seed), signer)
+        assert (log["header"]["game_id"], log["final"]["server_seed"], log["header"]["seed_secret"]) == (
+            game["game_id"], game["server_seed"], False)
+        assert log["header"]["seats"][0]["name"] == game["seat_name"] == f"{vector['bots'][0]} #0"
 
 
 def test_scoring_vectors_cover_every_category():
@@ -102,10 +218,16 @@ def test_six_hundred_thousand_dice_are_uniform():
     assert all(chi2(c) < 23.4 for c in by_position)
 
 
-def test_rejection_sampling_is_exact_for_every_byte():
-    """Each accepted byte value maps to faces equally often: 252 = 6 * 42."""
-    accepted = [b for b in range(256) if b < 256 - 256 % 6]
-    assert Counter(b % 6 for b in accepted) == {f: 42 for f in range(6)}
+@pytest.mark.parametrize("bound", [6, 7, 43, 100, 256])
+def test_rejection_sampling_is_exact_for_every_byte(monkeypatch, bound):
+    """The sampler fed every byte value once, the rejected ones (SPEC §2.3: b >= 256 - 256 mod m) first:
+    it skips exactly those and maps each other byte b to b mod m, so every value is drawn equally often."""
+    rejected = list(range(256 - 256 % bound, 256))
+    monkeypatch.setattr(derive, "byte_stream", lambda seed, msg: iter(rejected + list(range(256))))
+    accepted = 256 - len(rejected)
+    values = derive.uniform_ints(bytes(32), b"any message", bound, accepted)
+    assert values == [b % bound for b in range(accepted)]
+    assert Counter(values) == {v: accepted // bound for v in range(bound)}
 
 
 @given(st.binary(min_size=32, max_size=32), st.text(min_size=1, max_size=20), st.integers(0, 2**32 - 1),

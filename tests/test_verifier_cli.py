@@ -55,7 +55,7 @@ def test_a_directory_verifies(capsys, sim_dir):
     lines = out.splitlines()
     assert sum(line.startswith("OK ") for line in lines) == 6
     assert "6 games: 6 OK, 0 FAIL" in lines[-1]
-    assert "self-consistent" in lines[-1]  # no --pubkey: the origin is not established
+    assert "ORIGIN WAS NOT CHECKED" in lines[-1]  # no --pubkey: the origin is not established
 
 
 def test_failure_names_check_event_field_expected_found(capsys, tmp_path, one_log):
@@ -89,7 +89,7 @@ def test_json_output(capsys, sim_dir):
     doc = json.loads(out)
     assert doc["summary"]["games"] == doc["summary"]["ok"] == 6
     game = doc["games"][0]
-    assert game["ok"] and game["checks"]["roll.dice"] == "pass" and game["checks"]["bot.decision"] == "skip"
+    assert game["ok"] and game["checks"]["roll.dice"] == "pass" and game["checks"]["bot.decision"] == "pass"
     assert "OK" in err  # human text goes to stderr
 
 
@@ -101,19 +101,21 @@ def test_python_dash_m(sim_dir):
 
 # ------------------------------------------------------------------- signatures, keys
 
-def test_unsigned_log_replays_and_is_reported(capsys, tmp_path, one_log):
+def test_an_unsigned_log_fails_unless_allowed(capsys, tmp_path, one_log):
     path = write(tmp_path, "unsigned.json", unsigned(load(one_log)))
     code, out, _ = run(capsys, path)
-    assert code == 0 and "UNSIGNED" in out and "1 unsigned" in out
-    code, out, _ = run(capsys, "--require-signature", path)
     assert code == 1 and "sig.final" in out and "sig.commitment" in out
+    code, out, _ = run(capsys, "--require-signature", path)  # the old flag: the default now
+    assert code == 1 and "sig.final" in out and "sig.commitment" in out
+    code, out, _ = run(capsys, "--allow-unsigned", path)
+    assert code == 0 and "UNSIGNED" in out and "1 unsigned" in out and "not that the server made them" in out
 
 
 def test_an_unsigned_log_is_still_replayed_in_full(capsys, tmp_path, one_log):
     doc = unsigned(load(one_log))
     doc["events"][-1]["total"] += 1
-    code, out, _ = run(capsys, write(tmp_path, "u.json", doc))
-    assert code == 1 and "score.points" in out
+    code, out, _ = run(capsys, "--allow-unsigned", write(tmp_path, "u.json", doc))
+    assert code == 1 and "score.points" in out and "sig.final" not in out
 
 
 @pytest.mark.parametrize("form", ["hex", "pem", "keys-json"])
@@ -388,9 +390,11 @@ def test_verifier_runs_with_the_server_code_unavailable(sim_dir, tmp_path):
         "            raise ImportError('blocked: ' + name)\n"
         "sys.meta_path.insert(0, Block())\n")
     env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
-    p = subprocess.run([sys.executable, "-m", "verifier", "--audit", "--html", str(tmp_path / "a.html"), str(sim_dir)],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
+    p = subprocess.run([sys.executable, "-m", "verifier", "--no-check-bots", "--audit", "--html",
+                        str(tmp_path / "a.html"), str(sim_dir)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr
-    p = subprocess.run([sys.executable, "-m", "verifier", "--check-bots", str(sim_dir)],
-                       capture_output=True, text=True, env=env, cwd=tmp_path)
-    assert p.returncode == 2 and "--check-bots" in p.stderr
+    assert "bot decisions NOT checked" in p.stdout
+    for checking in ([], ["--check-bots"]):  # checked by default: without the policies that is a usage error
+        p = subprocess.run([sys.executable, "-m", "verifier", *checking, str(sim_dir)],
+                           capture_output=True, text=True, env=env, cwd=tmp_path)
+        assert p.returncode == 2 and "--no-check-bots" in p.stderr and "OK" not in p.stdout

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
-from verifier.replay import verify_document
+from verifier import seed_rule
+from verifier.replay import client_seed_ok, seat_name_ok, verify_document
 from verifier.spec import CATEGORIES, Deriver, options, points, u32, yahtzee_bonus
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
@@ -50,13 +51,55 @@ def test_derivation_vectors():
         k = len(v["values"])
         read, rejected = stream_trace(seed, msg, k, v["bound"])
         assert (read.hex(), rejected) == (v["bytes_read"], v["rejected"])
+        assert k == v["count"]
         if v["purpose"] == "roll":
             assert d.roll(*v["numbers"]) == v["values"]
         elif v["purpose"] == "rolloff":
             assert d.rolloff(*v["numbers"]) == v["values"]
-        else:
+        elif k == 1:
             assert d.tiebreak(*v["numbers"], v["bound"]) == v["values"][0]
+        else:  # more values than the game draws from one message: the draw itself
+            assert d.draw(msg, k, v["bound"]) == v["values"]
+        if len(read) > 32:
+            assert hmac.digest(seed, msg + u32(1), "sha256").hex() == v["block1"]
     assert any(v["rejected"] for v in vectors("derivation.json"))
+    assert any(len(v["bytes_read"]) > 64 for v in vectors("derivation.json"))  # some vector reads block(1)
+
+
+def test_the_verifier_keeps_the_client_seed_rule_of_the_vector_file():
+    rule = vectors("client_seed_rule.json")
+    assert sorted(map(list, seed_rule.GENERIC_REFUSED)) == sorted(rule["generic_excluded"])
+    assert list(map(list, seed_rule.SEPARATORS_AND_FORMAT)) == rule["excluded_ranges"]
+    assert list(seed_rule.NONCHARACTER_LOW16) == rule["noncharacter_low16"]
+    assert list(seed_rule.CLIENT_SEED_LENGTH) == rule["client_seed_length"]
+    assert list(seed_rule.SEAT_NAME_LENGTH) == rule["seat_name_length"]
+    for e in rule["valid_examples"]:
+        assert client_seed_ok(e["text"]), e["why"]
+    for e in rule["invalid_examples"]:
+        assert not client_seed_ok(e["text"]), e["why"]
+    for e in rule["valid_seat_names"]:
+        assert seat_name_ok(e["text"]), e["why"]
+    for e in rule["invalid_seat_names"] + rule["invalid_examples"]:
+        assert not seat_name_ok(e["text"]), e["why"]
+
+
+def test_unassigned_code_points_verify_and_a_refused_seat_name_fails_the_format():
+    from fairdice.game import Game, Setup
+    from fairdice.log import build_log, open_log
+    from test_verifier_support import SIGNER, resign
+
+    setup = Setup.build("unicode-15", "yacht", [{"type": "human", "name": "\U0001FAE8 ann"},
+                                                {"type": "bot", "bot": "greedy"}])
+    game = Game(setup, hashlib.sha256(b"unicode 15").digest())
+    opened = open_log(game, SIGNER)
+    game.supply_client_seed(0, "\U0001FAE8 unassigned in Unicode 14 \u2065")
+    game.roll(0)
+    game.abandon(0)
+    doc = build_log(opened, game, SIGNER)
+    assert verify_document(doc, "u.json", trusted_keys=[SIGNER.public_key]).ok
+    doc["header"]["seats"][0]["name"] = "a\u200bb"
+    r = verify_document(resign(doc), "u.json", trusted_keys=[SIGNER.public_key])
+    assert [(f.check, f.event, f.field) for f in r.failures] == [("log.format", None, "header.seats")]
 
 
 def test_scoring_vectors():

@@ -6,6 +6,7 @@ Exit codes: 0 every game verified; 1 at least one check failed (or, with --audit
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import multiprocessing
 import os
@@ -15,6 +16,7 @@ import time
 from . import audit as audit_mod
 from .files import find_logs, verify_file
 from .keys import KeyFileError, load_trusted_keys
+from .receipt import ReceiptError, load_receipt
 from .replay import CHECKS
 
 PROG = "fairdice-verify"
@@ -67,9 +69,16 @@ def describe_failure(f) -> str:
             f"found {json.dumps(f.found, ensure_ascii=False)}")
 
 
+def printable(line: str) -> str:
+    """`line` with every unprintable character escaped: a file name, or a key or value of a hostile log,
+    must neither break a result into several lines nor send control codes to the terminal."""
+    return line if line.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)
+
+
 def game_lines(r, verbose: bool) -> list[str]:
+    """The result lines of one file (printable: see there)."""
     if r.error is not None:
-        return [f"ERROR {r.file}: event -, field -: {r.error} (not a fairdice log)"]
+        return [printable(f"ERROR {r.file}: event -, field -: {r.error} (not a fairdice log)")]
     if r.signed and "fail" in (r.checks["sig.commitment"], r.checks["sig.final"]):
         signed = "signature INVALID"
     elif r.signed:
@@ -80,7 +89,11 @@ def game_lines(r, verbose: bool) -> list[str]:
         signed = "UNSIGNED"
     notes = [r.status or "?", signed]
     if r.signed:
-        notes.append("trusted key" if r.trusted else "embedded key only")
+        notes.append("trusted key" if r.trusted else "embedded key only: origin not checked")
+    if r.checks["receipt.match"] == "pass":
+        notes.append("matches the receipt")
+    if r.bots and not r.bots_checked:
+        notes.append("bot decisions NOT checked")
     if r.seed_secret is False:
         notes.append("public seed")
     if r.status == "abandoned" and r.ok:
@@ -90,7 +103,7 @@ def game_lines(r, verbose: bool) -> list[str]:
     lines += [f"      ... and {n} more {c} failures" for c, n in r.unlisted.items()]
     if verbose and r.replay:
         lines += r.replay
-    return lines
+    return [printable(line) for line in lines]
 
 
 def game_json(r) -> dict:
@@ -102,14 +115,43 @@ def game_json(r) -> dict:
             **({"replay": r.replay} if r.replay is not None else {})}
 
 
+def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool) -> str:
+    """The closing line: the counts, and plainly what the verdicts do not cover."""
+    if trusted:
+        origin = "a trusted key (--pubkey)"
+    elif receipts:
+        origin = "the key of the receipt, for the games of a receipt, else the key inside the log"
+    else:
+        origin = ("the key inside each log only: the ORIGIN WAS NOT CHECKED (anyone can sign a log with a key of "
+                  "their own; pass --pubkey with the server's key from GET /v1/keys)")
+    return (f"{PROG}: {counts['games']} games: {counts['ok']} OK, {counts['failed']} FAIL"
+            + (f", {counts['unsigned']} unsigned (allowed by --allow-unsigned: those prove only that they are "
+               "self-consistent, not that the server made them)" if counts["unsigned"] else "")
+            + (f"; {counts['not_logs']} files are not logs" if counts["not_logs"] else "")
+            + (f"; {counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the "
+               "scores, not that the seed was unknown beforehand)" if counts["public_seed"] else "")
+            + ("" if bots_checked else "; bot decisions NOT checked (--no-check-bots)")
+            + f"; signatures checked against {origin}")
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Verify fairdice game logs (SPEC.md §7) independently "
                                 "of the server: signatures, seed commitment, every die, every score.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a log file, or a directory searched for *.json")
     p.add_argument("--pubkey", metavar="FILE", help="the trusted server key: 64 hex digits, a PEM public key, "
                    "or the JSON of GET /v1/keys (without it the key inside each log is used: self-consistency only)")
-    p.add_argument("--require-signature", action="store_true", help="a log without its signatures fails")
-    p.add_argument("--check-bots", action="store_true", help="replay every bot decision with the published policy")
+    p.add_argument("--receipt", metavar="FILE", action="append", default=[],
+                   help="a player's receipt (SPEC §5.5: kept by the page, the client and `fairdice play` when the "
+                   "client seed was sent): the log must be that game, with that commitment and that client seed; "
+                   "may be given once per receipt")
+    p.add_argument("--allow-unsigned", action="store_true",
+                   help="accept a log without its signatures (it then proves only that it is self-consistent, "
+                   "not that the server made it)")
+    p.add_argument("--require-signature", action="store_true", help=argparse.SUPPRESS)  # the default since v0.2
+    p.add_argument("--no-check-bots", dest="check_bots", action="store_false",
+                   help="do not replay the bot decisions (a bot that saw the future then goes unnoticed)")
+    p.add_argument("--check-bots", dest="check_bots", action="store_true", default=True,
+                   help="replay every bot decision with its published policy (the default)")
     p.add_argument("-v", "--verbose", action="store_true", help="print each game turn by turn")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout; text goes to stderr")
     p.add_argument("--audit", action="store_true", help="statistics over all logs: face uniformity, seed reuse, scores")
@@ -119,6 +161,9 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    for stream in (sys.stdout, sys.stderr):  # an undecodable file name is printed escaped, not a traceback
+        if isinstance(stream, io.TextIOWrapper):
+            stream.reconfigure(errors="backslashreplace")
     try:
         return run(argv)
     except BrokenPipeError:  # e.g. piped into head: stop quietly
@@ -143,12 +188,19 @@ def run(argv=None) -> int:
             trusted = load_trusted_keys(args.pubkey)
         except KeyFileError as e:
             return error(args.pubkey, f"--pubkey: {e}")
+    receipts = []
+    for path in args.receipt:
+        try:
+            receipts.append(load_receipt(path))
+        except ReceiptError as e:
+            return error(path, f"--receipt: {e}")
     if args.check_bots:
         try:
             from .botcheck import PublishedBots
             PublishedBots()
         except ImportError as e:
-            return error("--check-bots", f"the published bot policies (fairdice.bots) cannot be imported: {e}")
+            return error("bot decisions", f"the published bot policies (fairdice.bots) cannot be imported ({e}); "
+                         "install fairdice to check them, or pass --no-check-bots to leave them unchecked")
     files, missing = find_logs(args.paths)
     usage_errors = 0
     for path in missing:
@@ -157,14 +209,16 @@ def run(argv=None) -> int:
     if not files and not missing:
         return error(" ".join(args.paths), "no *.json log found")
     do_audit = args.audit or bool(args.html)
-    options = {"trusted_keys": trusted, "require_signature": args.require_signature,
-               "check_bots": args.check_bots, "verbose": args.verbose, "audit": do_audit}
+    options = {"trusted_keys": trusted, "require_signature": not args.allow_unsigned,
+               "check_bots": args.check_bots, "verbose": args.verbose, "audit": do_audit,
+               "receipts": receipts, "receipts_by_game": len(files) > 1}
     counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "not_logs": 0}
-    games, agg = [], audit_mod.Audit() if do_audit else None
+    games, agg, game_ids = [], audit_mod.Audit() if do_audit else None, set()
     for r in verify_all(files, options, max(1, args.jobs)):
         if r.error is not None:
             counts["not_logs"] += 1
         else:
+            game_ids.add(r.game_id)
             counts["games"] += 1
             counts["ok" if r.ok else "failed"] += 1
             counts["unsigned"] += not r.signed and r.status != "in progress"
@@ -174,15 +228,13 @@ def run(argv=None) -> int:
             games.append(game_json(r))
         if agg is not None:
             agg.add(r)
-    origin = ("a trusted key (--pubkey)" if trusted is not None else
-              "the key inside each log: that shows each log is self-consistent, not who made it (use --pubkey)")
-    summary = (f"{PROG}: {counts['games']} games: {counts['ok']} OK, {counts['failed']} FAIL"
-               + (f", {counts['unsigned']} unsigned" if counts["unsigned"] else "")
-               + (f"; {counts['not_logs']} files are not logs" if counts["not_logs"] else "")
-               + (f"; {counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the "
-                  "scores, not that the seed was unknown beforehand)" if counts["public_seed"] else "")
-               + f"; signatures checked against {origin}")
-    print(summary, file=text)
+    unmatched = [(path, rc) for path, rc in zip(args.receipt, receipts)
+                 if len(files) > 1 and rc["game_id"] not in game_ids]
+    for path, rc in unmatched:  # the player's own game is missing from what the server handed over
+        print(printable(f"FAIL  {rc['game_id']}  {path}  (receipt.match: no log of this receipt's game "
+                        "among the inputs)"), file=text)
+    counts["failed"] += len(unmatched)
+    print(summary_line(counts, trusted is not None, bool(receipts), args.check_bots), file=text)
     rep = None
     if agg is not None:
         rep = agg.report()

@@ -1,11 +1,22 @@
-"""Finding logs on disk and reading one; input that is not a log at all becomes Result.error."""
+"""Finding logs on disk and reading one; input that is not a log at all becomes Result.error.
+
+Only a regular file of at most 16 MiB is read: a FIFO named *.json must not hang a directory scan,
+and a symlink to /dev/zero must not fill the memory. The bytes must be strict JSON (strictjson.py)."""
 
 from __future__ import annotations
 
-import json
 import os
+import stat
 
+from . import strictjson
 from .replay import Result, verify_document
+
+MAX_LOG_BYTES = 16 * 1024 * 1024
+INTERNAL_ERROR = "internal error of the verifier"  # Result.error when verify_document itself failed
+
+
+class UnusableFile(Exception):
+    """The file is not a log at all (the message says why)."""
 
 
 def find_logs(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -23,33 +34,56 @@ def find_logs(paths: list[str]) -> tuple[list[str], list[str]]:
     return files, missing
 
 
-def _no_constants(name):
-    raise ValueError(f"{name} is not JSON")
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
 
 
-def read_log(path: str):
-    """The parsed JSON object, or a string saying why the file is not a log at all."""
+def read_bytes(path: str, limit: int = MAX_LOG_BYTES) -> bytes:
+    """The bytes of a regular file of at most `limit` bytes. Opened without blocking (a FIFO would
+    wait for a writer), checked on the open descriptor (no race with a rename), read to one byte
+    past the limit (a device or a growing file is never read to its end)."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        return f"cannot read the file: {e.strerror or e}"
+        raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
+    with open(fd, "rb", closefd=True) as f:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
+            raise UnusableFile(f"not a regular file ({kind})")
+        try:
+            data = f.read(limit + 1)
+        except OSError as e:
+            raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
+    if len(data) > limit:
+        raise UnusableFile(f"larger than {limit // (1024 * 1024)} MiB, the most a log may be")
+    return data
+
+
+_JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
+
+
+def read_log(path: str) -> dict:
+    """The parsed log: a JSON object. UnusableFile says why the file is not a log at all."""
+    data = read_bytes(path)
     if not data.strip():
-        return "empty file"
+        raise UnusableFile("empty file")
     try:
-        doc = json.loads(data.decode("utf-8"), parse_constant=_no_constants)
-    except UnicodeDecodeError as e:
-        return f"not UTF-8 text ({e.reason} at byte {e.start})"
-    except (ValueError, RecursionError) as e:
-        return f"not JSON ({e})"
+        doc = strictjson.loads(data)
+    except strictjson.StrictJSONError as e:
+        raise UnusableFile(str(e)) from None
     if type(doc) is not dict:
-        kind = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
-        return f"not a JSON object (the document is {kind.get(type(doc), 'null')})"
+        raise UnusableFile(f"not a JSON object (the document is {_JSON_KINDS.get(type(doc), 'null')})")
     return doc
 
 
 def verify_file(path: str, **options) -> Result:
-    doc = read_log(path)
-    if isinstance(doc, str):
-        return Result(path, error=doc)
-    return verify_document(doc, path, **options)
+    """The verdict on one file; never raises, so that one file cannot stop a batch."""
+    try:
+        doc = read_log(path)
+    except UnusableFile as e:
+        return Result(path, error=str(e))
+    try:
+        return verify_document(doc, path, **options)
+    except Exception as e:  # a bug here, not in the log: still one result line, and exit 2, not a traceback
+        return Result(path, error=f"{INTERNAL_ERROR} ({type(e).__name__}: {e}); please report it with this file")

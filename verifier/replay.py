@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
+from .seed_rule import CLIENT_SEED_LENGTH, SEAT_NAME_LENGTH, text_ok
 from .spec import (CATEGORIES, HOLDS, UPPER, Deriver, canonical, canonical_events, canonical_object, options,
                    score_box, sha256_hex, upper_bonus, yahtzee_bonus)
 
@@ -20,7 +21,7 @@ CHECKS = (
     "log.format", "log.key", "sig.commitment", "sig.final", "seed.revealed", "seed.commitment",
     "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
     "score.category", "score.points", "game.complete", "final.totals", "final.winner",
-    "bot.identity", "bot.decision",
+    "bot.identity", "bot.decision", "receipt.match",
 )
 MAX_LISTED = 10  # failures listed per check and game; the rest are counted
 
@@ -51,6 +52,8 @@ class Result:
     signed: bool = False  # both signatures present (and then checked)
     trusted: bool = False  # checked against a --pubkey key, not only the embedded one
     seed_secret: bool | None = None  # False: the seed came from a public value (§2.1)
+    bots: list = field(default_factory=list)  # the bot ids of the log's bot seats
+    bots_checked: bool = False  # their decisions were replayed (bot.identity, bot.decision)
     replay: list | None = None  # with verbose: the game turn by turn
     audit: dict | None = None  # with audit: the numbers the audit aggregates
 
@@ -93,9 +96,14 @@ def is_dice(x) -> bool:
 
 
 def client_seed_ok(text) -> bool:
-    """1..256 characters, none of them a control, format, unassigned, private-use or separator
-    character except the space (SPEC §2.2; Python's str.isprintable)."""
-    return isinstance(text, str) and 1 <= len(text) <= 256 and text.isprintable()
+    """1..256 code points, none of them refused by SPEC §2.2 (a fixed list: unassigned code points
+    are allowed, whatever the Unicode version)."""
+    return text_ok(text, CLIENT_SEED_LENGTH)
+
+
+def seat_name_ok(name) -> bool:
+    """1..40 code points under the rule of client seeds (SPEC §5.2)."""
+    return text_ok(name, SEAT_NAME_LENGTH)
 
 
 EVENT_FIELDS = {
@@ -116,7 +124,7 @@ def seats_ok(seats, _header=None) -> bool:
     if type(seats) is not list or not 1 <= len(seats) <= 6:
         return False
     for s in seats:
-        if type(s) is not dict or not isinstance(s.get("name"), str):
+        if type(s) is not dict or not seat_name_ok(s.get("name")):
             return False
         if s.get("type") == "human" and s.keys() == {"type", "name"}:
             continue
@@ -148,7 +156,7 @@ HEADER_FIELDS = {
                 lambda v, h: isinstance(v, str) and PRINTABLE_ASCII.fullmatch(v) is not None),
     "rules": ("yacht, yatzy or classic13", lambda v, h: isinstance(v, str) and v in CATEGORIES),
     "upper_first": ("true or false", lambda v, h: type(v) is bool),
-    "seats": ("1 to 6 seats as in SPEC §5.2", seats_ok),
+    "seats": ("1 to 6 seats as in SPEC §5.2 (a name: 1 to 40 code points, as a client seed)", seats_ok),
     "first": ('a seat index or "random"', lambda v, h: v == "random" or (is_int(v) and 0 <= v < n_seats(h))),
     "commitment": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
     "seed_secret": ("true or false", lambda v, h: type(v) is bool),
@@ -187,9 +195,12 @@ def first_difference(expected, found, path: str):
 
 class Verification:
     def __init__(self, doc, file: str, trusted_keys: list[bytes] | None = None,
-                 require_signature: bool = False, bots=None, verbose: bool = False,
-                 audit: bool = False):
+                 require_signature: bool = True, bots=None, verbose: bool = False,
+                 audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False):
+        """receipts: the players' receipts (verifier.receipt) to hold the log to; with receipts_by_game only
+        those of this log's game id apply (a batch), otherwise every one does (it must be this game)."""
         self.doc, self.r = doc, Result(file)
+        self.receipts, self.receipts_by_game = list(receipts), receipts_by_game
         self.trusted_keys, self.require_signature = trusted_keys, require_signature
         self.bots, self.verbose, self.audit = bots, verbose, audit
         self.seed: bytes | None = None
@@ -221,6 +232,10 @@ class Verification:
     def run(self) -> Result:
         try:
             self.check_format()
+            if self.receipts_by_game:
+                self.receipts = [rc for rc in self.receipts if rc["game_id"] == self.r.game_id]
+            for receipt in self.receipts:
+                self.check_receipt(receipt)
             self.check_key_and_commitment()
             self.check_seed()
             self.replay_events()
@@ -244,14 +259,17 @@ class Verification:
             raise Stop
         h, final = doc["header"], doc["final"]
         self.fields_ok(h, "header.", HEADER_FIELDS, h)
-        self.r.game_id = h.get("game_id") if isinstance(h.get("game_id"), str) else None
+        self.r.game_id = h["game_id"] if HEADER_FIELDS["game_id"][1](h.get("game_id"), h) else None
         self.r.rules = h["rules"] if HEADER_FIELDS["rules"][1](h.get("rules"), h) else None
         self.r.seed_secret = h.get("seed_secret") if type(h.get("seed_secret")) is bool else None
         if final is not None:
             self.fields_ok(final, "final.", FINAL_FIELDS, h)
-        self.r.status = final.get("status") if final else "in progress"
+        status = "in progress" if final is None else final.get("status")
+        self.r.status = status if status in ("finished", "abandoned", "in progress") else None
         if self.r.checks["log.format"] == "fail":
             raise Stop
+        self.r.bots = [s["bot"]["id"] for s in h["seats"] if s["type"] == "bot"]
+        self.r.bots_checked = self.bots is not None
         self.passed("log.format")
 
     def fields_ok(self, obj: dict, prefix: str, fields: dict, header: dict, optional=()) -> None:
@@ -265,16 +283,37 @@ class Verification:
         for name in obj.keys() - fields.keys():
             self.fail("log.format", None, prefix + name, "no such field", obj[name])
 
+    # -- receipt.match (SPEC §5.5): the log is the game the player joined, with the seed the player sent
+    def check_receipt(self, rc: dict) -> None:
+        doc, h = self.doc, self.doc["header"]
+        self.expect("receipt.match", None, "game_id", rc["game_id"], h["game_id"])
+        self.expect("receipt.match", None, "commitment", rc["commitment"], h["commitment"])
+        if rc.get("header") is not None and canonical(rc["header"]) != canonical(h):
+            where, want, got = first_difference(rc["header"], h, "header") or ("header", rc["header"], h)
+            self.fail("receipt.match", None, where, want, got)
+        if rc.get("public_key") is not None:
+            self.expect("receipt.match", None, "public_key", rc["public_key"], h["public_key"])
+        sent = [(i, e.get("client_seed")) for i, e in enumerate(doc["events"])
+                if type(e) is dict and e.get("type") == "client_seed" and e.get("seat") == rc["seat"]
+                and type(e.get("seat")) is type(rc["seat"])]
+        if not sent:
+            self.fail("receipt.match", None, "client_seed", rc["client_seed"], "no client seed from that seat")
+        for i, seed in sent:
+            self.expect("receipt.match", i, "client_seed", rc["client_seed"], seed)
+        self.passed("receipt.match")
+
     # -- log.key, sig.commitment (SPEC §6)
     def check_key_and_commitment(self) -> None:
         doc, h = self.doc, self.doc["header"]
         embedded = bytes.fromhex(h["public_key"])
         self.expect("log.key", None, "header.key_id", keys.key_id(embedded), h["key_id"])
-        if self.trusted_keys is None:
+        # trusted: the keys given (--pubkey), else the key each receipt says the player saw at creation
+        signers = self.trusted_keys if self.trusted_keys is not None else [
+            bytes.fromhex(rc["public_key"]) for rc in self.receipts if rc.get("public_key") is not None] or None
+        if signers is None:
             signers = [embedded]
         else:
             self.r.trusted = True
-            signers = self.trusted_keys
             if embedded not in signers:
                 self.fail("log.key", None, "header.public_key",
                           "a trusted key: " + ", ".join(k.hex() for k in signers), h["public_key"])
@@ -299,7 +338,7 @@ class Verification:
         the events out (most of those bytes) in half the time of canonical(); otherwise canonical() does."""
         doc = self.doc
         if "signature" not in doc:
-            if self.require_signature:
+            if self.require_signature and doc["final"] is not None:  # signed once the game is over (§6)
                 self.fail("sig.final", None, "signature", "present", "missing")
             return
         unsigned = {k: v for k, v in doc.items() if k != "signature"}
@@ -518,8 +557,8 @@ class Verification:
                     self.fail("client_seed.valid", i, "seat", "one client seed per seat", s)
                 else:
                     if not client_seed_ok(ev["client_seed"]):
-                        self.fail("client_seed.valid", i, "client_seed", "1 to 256 printable characters",
-                                  ev["client_seed"])
+                        self.fail("client_seed.valid", i, "client_seed",
+                                  "1 to 256 code points allowed by SPEC §2.2", ev["client_seed"])
                     seeds[s] = ev["client_seed"]
             elif kind == "start":
                 if phase != "seeds":

@@ -1,18 +1,20 @@
-"""Writes the test vectors and the worked examples of SPEC.md §8 from one source.
+"""Writes the test vectors and the generated parts of SPEC.md from one source.
 
-    python tests/vectors/build.py          # rewrite tests/vectors/*.json and SPEC.md §8
+    python tests/vectors/build.py          # rewrite tests/vectors/*.json and SPEC.md (§2.2's list, §8)
     python tests/vectors/build.py --check  # exit 1 if either is out of date
 
-Scoring and joker vectors are written by hand from the rule book (below);
-derivation vectors and the short log are computed by the core, then checked
-independently by the verifier's tests.
+Scoring, joker and client seed vectors are written by hand from the rule book (below);
+derivation vectors, the bot identities, the public-seed game and the short log are computed
+by the core, then checked independently by the verifier's tests.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,9 +22,10 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fairdice import derive  # noqa: E402
-from fairdice.bots import play_bots  # noqa: E402
+from fairdice.bots import BOTS, play_bots  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import Signer, build_log, open_log  # noqa: E402
+from fairdice.log import Signer, build_log, canonical, open_log  # noqa: E402
+from fairdice.simulate import GameSpec, play_one, signer_for_seed  # noqa: E402
 
 VECTOR_KEY = hashlib.sha256(b"fairdice test vector signing key").digest()
 
@@ -123,40 +126,231 @@ DERIVATION = [
 ]
 
 
-def _rejecting_vector():
-    """The first roll message (over turns) whose accepted bytes cross a rejected one."""
-    seed = hashlib.sha256(b"fairdice vector rejection").digest()
-    for turn in range(1, 10_000):
-        msg = derive.message("roll", "reject-game", ["cs"], 0, turn, 1)
-        block = derive.hmac.digest(seed, msg + bytes(4), "sha256")
-        accepted = [b for b in block if b < 252]
-        first_five_end = next(i for i in range(32) if sum(b < 252 for b in block[: i + 1]) == 5)
-        if any(b >= 252 for b in block[: first_five_end + 1]):
-            return ("roll", [0, turn, 1], seed, ["cs"], "reject-game", 5, 6)
-    raise RuntimeError("no rejecting vector found")
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def stream_trace(seed: bytes, msg: bytes, count: int, bound: int) -> tuple[list[bytes], bytes]:
+    """The blocks read and the bytes read from them to draw `count` values below `bound` (SPEC §2.3)."""
+    limit, blocks, read, taken = 256 - 256 % bound, [], bytearray(), 0
+    while taken < count:
+        blocks.append(hmac.digest(seed, msg + _u32(len(blocks)), "sha256"))
+        for b in blocks[-1]:
+            read.append(b)
+            taken += b < limit
+            if taken == count:
+                break
+    return blocks, bytes(read)
+
+
+def _first_vector(purpose, numbers_of, seed, client_seeds, game_id, count, bound, wanted):
+    """The first message (numbers_of(1), numbers_of(2), ...) whose draw `wanted(blocks, bytes read)` likes."""
+    for t in range(1, 10_000):
+        msg = derive.message(purpose, game_id, client_seeds, *numbers_of(t))
+        if wanted(*stream_trace(seed, msg, count, bound)):
+            return purpose, numbers_of(t), seed, client_seeds, game_id, count, bound
+    raise RuntimeError(f"no {purpose} vector found for m = {bound}")
+
+
+def _rejected(bound):
+    return lambda blocks, read: any(b >= 256 - 256 % bound for b in read)
+
+
+def _vector_seed(label: bytes) -> bytes:
+    return hashlib.sha256(b"fairdice vector " + label).digest()
+
+
+def property_vectors():
+    """Vectors that each show one property of the draw; some are found by trying turn numbers in order."""
+    v = _vector_seed
+    return [
+        # five dice whose bytes cross a rejected one (252..255)
+        _first_vector("roll", lambda t: [0, t, 1], v(b"rejection"), ["cs"], "reject-game", 5, 6, _rejected(6)),
+        # m = 2 divides 256: no byte is ever rejected
+        ("tiebreak", [1, 2, 1], v(b"6"), ["two"], "tb-2", 1, 2),
+        # m = 43, the tie-break bound with the largest rejection zone (215..255), its first byte rejected
+        _first_vector("tiebreak", lambda t: [0, t, 2], v(b"7"), ["forty three"], "tb-43", 1, 43,
+                      lambda blocks, read: len(read) > 1),
+        # m = 46, the largest number of candidates a bot can have tied
+        ("tiebreak", [2, 15, 3], v(b"8"), ["forty six"], "tb-46", 1, 46),
+        # 20 values below 129 (rejection zone 129..255): more than one block is read
+        _first_vector("tiebreak", lambda t: [3, t, 1], v(b"9"), ["block one"], "tb-129", 20, 129,
+                      lambda blocks, read: len(blocks) > 1),
+    ]
 
 
 def derivation_vectors():
     out = []
-    for purpose, numbers, seed, client_seeds, game_id, count, bound in DERIVATION + [_rejecting_vector()]:
+    for purpose, numbers, seed, client_seeds, game_id, count, bound in DERIVATION + property_vectors():
         msg = derive.message(purpose, game_id, client_seeds, *numbers)
-        block0 = derive.hmac.digest(seed, msg + bytes(4), "sha256")
+        blocks, read = stream_trace(seed, msg, count, bound)
         limit = 256 - 256 % bound
         values = derive.uniform_ints(seed, msg, bound, count)
-        used = []
-        for b in block0:
-            used.append(b)
-            if sum(x < limit for x in used) == count:
-                break
         out.append({
             "purpose": purpose, "numbers": numbers, "server_seed": seed.hex(),
             "commitment": derive.commitment(seed), "client_seeds": client_seeds, "game_id": game_id,
-            "message": msg.hex(), "block0": block0.hex(), "bound": bound,
-            "bytes_read": bytes(used).hex(), "rejected": [b for b in used if b >= limit],
+            "message": msg.hex(),
+            **{f"block{i}": b.hex() for i, b in enumerate(blocks)},  # block0, and block1... when read
+            "bound": bound, "count": count,
+            "bytes_read": read.hex(), "rejected": [b for b in read if b >= limit],
             "values": [v + 1 for v in values] if bound == 6 else values,
-            "values_are": "dice (value + 1)" if bound == 6 else "indices",
+            "values_are": "dice (value + 1)" if bound == 6 else "indices" if count == 1 else "integers",
         })
     return out
+
+
+# SPEC §2.2: examples of the client seed rule, written from the rule, each with the reason for its verdict.
+CLIENT_SEEDS_VALID = [
+    ("a", "one code point, the shortest"),
+    (" ", "U+0020, the one space character allowed, even alone"),
+    ("ann's lucky seed", "ASCII with spaces"),
+    ("x" * 256, "256 code points, the longest"),
+    ("é" * 256, "256 code points in 512 UTF-8 bytes: the length counts code points, not bytes"),
+    ("\U0001F600" * 256, "256 code points outside the BMP (512 UTF-16 code units): still 256"),
+    ("\U0001FAE8", "U+1FAE8: unassigned in Unicode 14.0 (assigned in 15.0); unassigned code points are allowed"),
+    ("\u0378", "U+0378: unassigned"),
+    ("\u2065", "U+2065: unassigned, between refused format characters"),
+    ("\U000EFFFD", "U+EFFFD: unassigned, the last code point before the refused planes 15 and 16"),
+    ("e\u0301", "U+0301, a combining mark: allowed, and nothing is normalised"),
+    ("\u2764\ufe0f", "U+FE0F, a variation selector: a mark, not a format character"),
+    ("\U000E0100", "U+E0100, variation selector 17: allowed"),
+    ("\u007e", "U+007E, the last character before the control U+007F"),
+    ("\u00a1", "U+00A1, just after the no-break space U+00A0"),
+    ("\uf900", "U+F900, just after the private use area"),
+    ("\ufdcf", "U+FDCF, just below the noncharacters U+FDD0..U+FDEF"),
+    ("\ufdf0", "U+FDF0, just above them"),
+    ("\ufffd", "U+FFFD, the replacement character"),
+    ("\U0001FFFD", "U+1FFFD: unassigned, not a noncharacter"),
+    ("\U00020000", "U+20000, a CJK ideograph of plane 2"),
+]
+CLIENT_SEEDS_INVALID = [
+    ("", "empty"),
+    ("x" * 257, "257 code points"),
+    ("\U0001F600" * 257, "257 code points outside the BMP"),
+    ("\u0000", "U+0000, a control"),
+    ("tab\there", "U+0009, a control"),
+    ("two\nlines", "U+000A, a control"),
+    ("\u001f", "U+001F, a control"),
+    ("\u007f", "U+007F, a control"),
+    ("\u0085", "U+0085 (next line), a control"),
+    ("\u009f", "U+009F, a control"),
+    ("no\u00a0break", "U+00A0, a space separator other than U+0020"),
+    ("\u00ad", "U+00AD (soft hyphen), a format character"),
+    ("\u061c", "U+061C (Arabic letter mark), a format character"),
+    ("\u1680", "U+1680 (ogham space mark), a space separator"),
+    ("zero\u200bwidth", "U+200B (zero width space), a format character"),
+    ("\U0001F468\u200d\U0001F469", "U+200D (zero width joiner), a format character: emoji sequences joined "
+                                   "by it are refused"),
+    ("\u2028", "U+2028, the line separator"),
+    ("\u2029", "U+2029, the paragraph separator"),
+    ("\u2060", "U+2060 (word joiner), a format character"),
+    ("\u3000", "U+3000 (ideographic space), a space separator"),
+    ("\ufeff", "U+FEFF (byte order mark), a format character"),
+    ("\U000110BD", "U+110BD (Kaithi number sign), a format character"),
+    ("\U0001D173", "U+1D173 (musical symbol begin beam), a format character"),
+    ("\U000E0001", "U+E0001 (language tag), a format character"),
+    ("\U000E0041", "U+E0041 (tag letter A), a format character: emoji tag sequences are refused"),
+    ("\ue000", "U+E000, private use"),
+    ("\uf8ff", "U+F8FF, private use"),
+    ("\U000F0000", "U+F0000, plane 15: private use"),
+    ("\U0010FFFD", "U+10FFFD, plane 16: private use"),
+    ("\ufdd0", "U+FDD0, a noncharacter"),
+    ("\ufdef", "U+FDEF, a noncharacter"),
+    ("\ufffe", "U+FFFE, a noncharacter"),
+    ("\uffff", "U+FFFF, a noncharacter"),
+    ("\U0001FFFE", "U+1FFFE, a noncharacter (low 16 bits FFFE)"),
+    ("\U0010FFFF", "U+10FFFF, a noncharacter"),
+]
+SEAT_NAMES_VALID = [
+    ("ann", "a short name"),
+    ("x" * 40, "40 code points, the longest"),
+    ("\U0001F600" * 40, "40 code points outside the BMP"),
+    ("b\u00e9a \U0001FAE8", "letters, a space and an unassigned code point"),
+]
+SEAT_NAMES_INVALID = [
+    ("", "empty"),
+    ("x" * 41, "41 code points"),
+    ("tab\there", "U+0009, a control"),
+    ("a\u200bb", "U+200B, a format character"),
+]
+CLIENT_SEED_RULE_ABOUT = (
+    "SPEC \u00a72.2: the client seed and seat name rule, fixed so that it does not depend on any Unicode version. "
+    "A code point is refused when it lies in a range of 'generic_excluded' (controls, surrogates, private use, "
+    "noncharacters) or of 'excluded_ranges' (the separators other than U+0020 and the format characters of the "
+    "Unicode 14.0 database: general categories Zs, Zl, Zp, Cf); also refused: any code point whose low 16 bits "
+    "are FFFE or FFFF. Every other code point, assigned or not, is allowed. Ranges are inclusive [lo, hi]. "
+    "Lengths count code points. The examples give text and why: client seeds (1..256 code points) and seat "
+    "names (1..40). Lone surrogates are refused too but left out of the examples: JSON parsers differ on them."
+)
+GENERIC_EXCLUDED = [[0x0000, 0x001F], [0x007F, 0x009F], [0xD800, 0xDFFF], [0xE000, 0xF8FF], [0xFDD0, 0xFDEF],
+                    [0xF0000, 0x10FFFF]]
+NONCHARACTER_LOW16 = [0xFFFE, 0xFFFF]
+
+
+def _as_ranges(code_points) -> list[list[int]]:
+    ranges: list[list[int]] = []
+    for c in code_points:
+        if ranges and ranges[-1][1] == c - 1:
+            ranges[-1][1] = c
+        else:
+            ranges.append([c, c])
+    return ranges
+
+
+def _unicode14_refuses(c: int) -> bool:
+    """The rule read straight from the Unicode 14.0 database (only meaningful when Python has that one)."""
+    category = unicodedata.category(chr(c))
+    noncharacter = 0xFDD0 <= c <= 0xFDEF or c & 0xFFFF in NONCHARACTER_LOW16
+    return category in ("Cc", "Cf", "Cs", "Co", "Zl", "Zp") or (category == "Zs" and c != 0x20) or noncharacter
+
+
+def client_seed_rule() -> dict:
+    """The rule of SPEC §2.2 as data, with examples. The separators and format characters come from the
+    Unicode 14.0 database when this Python has it (3.11); under another version the written list is kept."""
+    if unicodedata.unidata_version == "14.0.0":
+        excluded = _as_ranges(c for c in range(0x110000) if c != 0x20 and unicodedata.category(chr(c))
+                              in ("Zs", "Zl", "Zp", "Cf"))
+        for text, why in CLIENT_SEEDS_VALID + SEAT_NAMES_VALID:
+            assert not any(_unicode14_refuses(ord(ch)) for ch in text), why
+        for text, why in CLIENT_SEEDS_INVALID + SEAT_NAMES_INVALID:
+            assert not text or len(text) > 40 or any(_unicode14_refuses(ord(ch)) for ch in text), why
+    else:
+        excluded = json.loads((HERE / "client_seed_rule.json").read_text())["excluded_ranges"]
+    examples = lambda pairs: [{"text": t, "why": w} for t, w in pairs]  # noqa: E731
+    return {"about": CLIENT_SEED_RULE_ABOUT, "client_seed_length": [1, derive.CLIENT_SEED_MAX],
+            "seat_name_length": [1, 40], "generic_excluded": GENERIC_EXCLUDED,
+            "noncharacter_low16": NONCHARACTER_LOW16, "excluded_ranges": excluded,
+            "valid_examples": examples(CLIENT_SEEDS_VALID), "invalid_examples": examples(CLIENT_SEEDS_INVALID),
+            "valid_seat_names": examples(SEAT_NAMES_VALID), "invalid_seat_names": examples(SEAT_NAMES_INVALID)}
+
+
+def bot_identities() -> list[dict]:
+    """Each published bot: the document its hash is taken of (SPEC §4.5), in canonical JSON, and the hash."""
+    out = []
+    for bot in BOTS.values():
+        doc = {"id": bot.id, "version": bot.version, "params": bot.params()}
+        text = canonical(doc).decode("ascii")
+        out.append({**doc, "canonical": text, "hash": hashlib.sha256(text.encode("ascii")).hexdigest()})
+    return out
+
+
+PUBLIC_SEED = "spec example"
+
+
+def public_seed_games() -> dict:
+    """The first two games of `fairdice simulate --seed "spec example" --rules yacht --bots greedy` (SPEC §2.1)."""
+    signer = signer_for_seed(PUBLIC_SEED)
+    games = []
+    for index in range(2):
+        log = play_one(GameSpec("yacht", ("greedy",), index, PUBLIC_SEED), signer)
+        games.append({"index": index, "server_seed": log["final"]["server_seed"],
+                      "commitment": log["header"]["commitment"], "game_id": log["header"]["game_id"],
+                      "client_seed": log["events"][0]["client_seed"],
+                      "seat_name": log["header"]["seats"][0]["name"],
+                      "seed_secret": log["header"]["seed_secret"]})
+    return {"seed": PUBLIC_SEED, "rules": "yacht", "bots": ["greedy"],
+            "private_key": signer.private_bytes().hex(), "public_key": signer.public_key.hex(),
+            "key_id": signer.key_id, "games": games}
 
 
 def short_log():
@@ -177,32 +371,85 @@ def build() -> dict[str, str]:
         "scoring.json": [{"rules": r, "category": c, "dice": d, "points": p} for r, c, d, p in SCORING],
         "joker.json": JOKER,
         "log_short.json": short_log(),
+        "bots.json": bot_identities(),
+        "public_seed.json": public_seed_games(),
     }
     out = {HERE / name: json.dumps(doc, indent=1, ensure_ascii=False) + "\n" for name, doc in files.items()}
+    files["client_seed_rule.json"] = client_seed_rule()  # escaped: its examples are made of invisible characters
+    out[HERE / "client_seed_rule.json"] = json.dumps(files["client_seed_rule.json"], indent=1) + "\n"
     spec = ROOT / "SPEC.md"
-    out[spec] = render_into_spec(spec.read_text(), files)
+    text = replace_region(spec.read_text(), "client-seed-rule", render_refused(files["client_seed_rule.json"]))
+    out[spec] = replace_region(text, "vectors", render(files))
     return out
 
 
-def render_into_spec(spec: str, files: dict) -> str:
-    begin, end = "<!-- vectors:begin -->", "<!-- vectors:end -->"
+def replace_region(spec: str, name: str, content: str) -> str:
+    """Put `content` between SPEC's <!-- name:begin --> and <!-- name:end --> markers."""
+    begin, end = f"<!-- {name}:begin -->", f"<!-- {name}:end -->"
     head, rest = spec.split(begin, 1)
     _, tail = rest.split(end, 1)
-    return head + begin + "\n" + render(files) + end + tail
+    return head + begin + "\n" + content + end + tail
+
+
+def _u(c: int) -> str:
+    return f"U+{c:04X}"
+
+
+def render_refused(rule: dict) -> str:
+    """SPEC §2.2's list of the separators and format characters, from the same data as the vector file."""
+    listed = ", ".join(_u(lo) if lo == hi else f"{_u(lo)}–{_u(hi)}" for lo, hi in rule["excluded_ranges"])
+    return f"The separators and format characters refused: {listed}.\n"
+
+
+def _shown(text: str) -> str:
+    """An example as a quoted string, every character outside printable ASCII written \\u{hex}; repeats shortened."""
+    def char(ch: str) -> str:
+        return ch if " " <= ch <= "~" and ch not in '"\\' else f"\\u{{{ord(ch):X}}}"
+    if len(text) > 8 and len(set(text)) == 1:
+        return f'"{char(text[0])}" × {len(text)}'
+    return '"' + "".join(map(char, text)) + '"'
+
+
+def render_log(log: dict) -> str:
+    """The whole log as JSON that parses to the document: a line per header field, event and final field."""
+    dumps = lambda v: json.dumps(v, ensure_ascii=False)  # noqa: E731
+
+    def members(obj: dict, indent: str) -> list[str]:
+        return [f"{indent}{dumps(k)}: {dumps(v)}," for k, v in obj.items()]
+
+    lines = [f'{{"format": {dumps(log["format"])}, "version": {log["version"]},', ' "header": {']
+    lines += members(log["header"], "  ")
+    lines[-1] = lines[-1].rstrip(",")
+    lines += [" },", f' "commitment_signature": {dumps(log["commitment_signature"])},', ' "events": [']
+    lines += [f"  {dumps(e)}," for e in log["events"]]
+    lines[-1] = lines[-1].rstrip(",")
+    lines += [" ],", ' "final": {']
+    lines += members(log["final"], "  ")
+    lines[-1] = lines[-1].rstrip(",")
+    lines += [" },", f' "signature": {dumps(log["signature"])}}}']
+    text = "\n".join(lines)
+    assert json.loads(text) == log and list(json.loads(text)) == list(log)
+    return text
 
 
 def render(files: dict) -> str:
-    lines = ["### 8.1 Derivation (`derivation.json`)", ""]
+    lines = ["### 8.1 Derivation (`derivation.json`)", "",
+             "D1–D5 are the game's own draws; D6–D8 tie-breaks with other bounds; D9 draws 20 integers (more "
+             "than the game ever draws from one message) to show the stream going on into block(1).", ""]
     for i, v in enumerate(files["derivation.json"], 1):
+        blocks = [k for k in v if k.startswith("block") and k != "block0"]
         lines += [
             f"**D{i}** — purpose `{v['purpose']}`, numbers {v['numbers']}, game id `{v['game_id']}`, "
-            f"client seeds {json.dumps(v['client_seeds'], ensure_ascii=False)}, m = {v['bound']}",
+            f"client seeds {json.dumps(v['client_seeds'], ensure_ascii=False)}, m = {v['bound']}"
+            + (f", k = {v['count']}" if v["count"] not in (1, 5) else ""),
             "",
             f"- server seed `{v['server_seed']}`",
             f"- commitment `{v['commitment']}`",
             f"- message `{v['message']}`",
             f"- block(0) `{v['block0']}`",
-            f"- bytes read `{v['bytes_read']}`" + (f", rejected {v['rejected']}" if v["rejected"] else ""),
+            *[f"- block({k[5:]}) `{v[k]}`" for k in blocks],
+            f"- bytes read `{v['bytes_read']}`" + (f", rejected {v['rejected']}" if v["rejected"] else "")
+            + (f" ({len(v['bytes_read']) // 2} bytes)" if blocks else ""),
             f"- result: {v['values_are']} **{v['values']}**",
             "",
         ]
@@ -221,13 +468,31 @@ def render(files: dict) -> str:
     log = files["log_short.json"]
     lines += ["", "### 8.4 A short complete log (`log_short.json`)", "",
               f"A solitaire game of `yacht` by the `greedy` bot: {len(log['events'])} events, total "
-              f"{log['final']['totals'][0]['total']}. Its signing key is the Ed25519 private key "
-              f"`{VECTOR_KEY.hex()}` (public key `{log['header']['public_key']}`). The full document is "
-              "`tests/vectors/log_short.json`; its first turn:", "", "```json"]
-    first_turn = [e for e in log["events"] if e.get("turn") in (None, 1)]
-    lines += [json.dumps(e, ensure_ascii=False) for e in first_turn]
-    lines += ["```", ""]
-    return "\n".join(lines) + "\n"
+              f"{log['final']['totals'][0]['total']}, signed with the Ed25519 private key "
+              f"`{VECTOR_KEY.hex()}`. Its server seed is public (SHA-256 of the ASCII text `fairdice spec example "
+              "server seed`), hence `seed_secret` false. The whole document, with white space added (it is "
+              "signed as canonical JSON, §1):", "", "```json", render_log(log), "```", ""]
+    rule = files["client_seed_rule.json"]
+    lines += ["### 8.5 Client seeds (`client_seed_rule.json`)", "",
+              "Each example is written between quotes with every character outside printable ASCII as "
+              "`\\u{hex}` (its code point), and `× n` for n repeats. The same rule holds for seat names, "
+              "with 1..40 code points. Valid:", ""]
+    lines += [f"- `{_shown(e['text'])}` — {e['why']}" for e in rule["valid_examples"]]
+    lines += ["", "Refused:", ""]
+    lines += [f"- `{_shown(e['text'])}` — {e['why']}" for e in rule["invalid_examples"]]
+    lines += ["", "### 8.6 Bot identities (`bots.json`)", "",
+              "Each `hash` is SHA-256 of the canonical JSON shown (§4.5).", ""]
+    for b in files["bots.json"]:
+        lines += [f"- `{b['id']}` version `{b['version']}`: `{b['hash']}`", "", f"  `{b['canonical']}`", ""]
+    pub = files["public_seed.json"]
+    lines += ["### 8.7 A public seed (`public_seed.json`)", "",
+              f"`fairdice simulate --seed \"{pub['seed']}\" --rules {pub['rules']} --bots {','.join(pub['bots'])}`"
+              f" (§2.1): signing key `{pub['private_key']}` (public key `{pub['public_key']}`, key id "
+              f"`{pub['key_id']}`).", "",
+              "| game | game id | server seed | client seed |", "|---|---|---|---|"]
+    lines += [f"| {g['index']} | `{g['game_id']}` | `{g['server_seed']}` | `{g['client_seed']}` |"
+              for g in pub["games"]]
+    return "\n".join(lines) + "\n\n"
 
 
 def main(argv) -> int:

@@ -1,0 +1,86 @@
+"""The player's receipt (SPEC §5.5): what a player keeps when it sends its client seed, so that the final log
+can be checked against what the player itself saw, not only against what the server says.
+
+A receipt is usable evidence only when it is well formed and consistent with itself: its signed header (when it
+carries one) names the same game and commitment, and its `commitment_signature` (when it carries one with a
+key) is a valid signature of that header. Anything else is refused with ReceiptError, before any log is read."""
+
+from __future__ import annotations
+
+import re
+
+from . import keys, strictjson
+from .files import UnusableFile, read_bytes
+from .spec import canonical
+
+FORMAT, VERSION = "fairdice-receipt", 1
+HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (64, 128)}
+REQUIRED = ("game_id", "seat", "commitment", "client_seed")
+OPTIONAL = ("format", "version", "header", "commitment_signature", "public_key")
+
+
+class ReceiptError(ValueError):
+    """A receipt that cannot serve as evidence (the message names the field)."""
+
+
+def _is_hex(value, n: int) -> bool:
+    return type(value) is str and HEX[n].fullmatch(value) is not None
+
+
+def check_receipt(rc) -> dict:
+    """`rc` itself when it is a usable receipt; raises ReceiptError naming the first problem."""
+    if type(rc) is not dict:
+        raise ReceiptError("a receipt is a JSON object")
+    for name in REQUIRED:
+        if name not in rc:
+            raise ReceiptError(f"{name}: missing")
+    for name in sorted(rc.keys() - set(REQUIRED) - set(OPTIONAL)):
+        raise ReceiptError(f"{name}: no such field in a receipt")
+    if rc.get("format", FORMAT) != FORMAT or rc.get("version", VERSION) != VERSION:
+        raise ReceiptError(f'format/version: expected "{FORMAT}" version {VERSION}')
+    if type(rc["game_id"]) is not str or not rc["game_id"]:
+        raise ReceiptError("game_id: expected a non-empty string")
+    if rc["seat"] is not None and (type(rc["seat"]) is not int or rc["seat"] < 0):
+        raise ReceiptError("seat: expected a seat index, or null for the operator of a game without humans")
+    if not _is_hex(rc["commitment"], 64):
+        raise ReceiptError("commitment: expected 64 lowercase hex digits")
+    if type(rc["client_seed"]) is not str:
+        raise ReceiptError("client_seed: expected a string")
+    for name, n in (("public_key", 64), ("commitment_signature", 128)):
+        if rc.get(name) is not None and not _is_hex(rc[name], n):
+            raise ReceiptError(f"{name}: expected {n} lowercase hex digits")
+    _check_header(rc)
+    return rc
+
+
+def _check_header(rc: dict) -> None:
+    header = rc.get("header")
+    if header is None:
+        return
+    if type(header) is not dict:
+        raise ReceiptError("header: expected the signed header, an object")
+    for name in ("game_id", "commitment", "public_key"):
+        if name in header and rc.get(name) is not None and header[name] != rc[name]:
+            raise ReceiptError(f"header.{name}: differs from the receipt's own {name}")
+    signature, key = rc.get("commitment_signature"), rc.get("public_key") or header.get("public_key")
+    if signature is not None:
+        if not _is_hex(key, 64):
+            raise ReceiptError("commitment_signature: no public key to check it with")
+        if not keys.signature_valid(bytes.fromhex(key), signature, canonical(header)):
+            raise ReceiptError("commitment_signature: not a valid signature of the receipt's header by its key")
+
+
+def load_receipt(path: str) -> dict:
+    """The receipt in a file (strict JSON, like a log); ReceiptError says why it cannot be used."""
+    try:
+        doc = strictjson.loads(read_bytes(path))
+    except (UnusableFile, strictjson.StrictJSONError) as e:
+        raise ReceiptError(str(e)) from None
+    return check_receipt(doc)
+
+
+def make_receipt(header: dict, commitment_signature: str, seat, client_seed: str) -> dict:
+    """The receipt a player keeps on sending `client_seed` for `seat`, after checking the signed `header`."""
+    return check_receipt({"format": FORMAT, "version": VERSION, "game_id": header["game_id"], "seat": seat,
+                          "commitment": header["commitment"], "client_seed": client_seed, "header": header,
+                          "commitment_signature": commitment_signature, "public_key": header["public_key"]})
