@@ -6,7 +6,14 @@ position 0..4), each a chi-square test with 5 degrees of freedom, rejected at th
 level ALPHA with the Bonferroni correction (p < ALPHA / len(FAMILY)). A test whose expected
 count per face is below MIN_EXPECTED is not run (reported "too few dice") but stays in the
 family. Only freshly rolled dice count: a held die is not a new draw. Roll-off dice are not
-counted. Only logs that verify enter the statistics."""
+counted. Only logs that verify enter the statistics.
+
+The house's bots are held to their published score distributions (SPEC §7.1, PUBLISHED below: the
+mean and standard deviation of PUBLISHED_GAMES solitaire games per bot and rule set). A bot that
+plays better than its policy (one that saw the future dice) or worse shows as a mean out of line:
+for each (rule set, bot) with at least MIN_BOT_GAMES finished games, a two-sided z-test of the
+mean against the published one, with the standard error of both samples, rejected at the
+family-wise level ALPHA over the pairs tested (Bonferroni)."""
 
 from __future__ import annotations
 
@@ -19,6 +26,14 @@ FAMILY = ([("overall", None)] + [("seat", s) for s in range(6)] + [("roll", r) f
 ALPHA_PER_TEST = ALPHA / len(FAMILY)
 MIN_EXPECTED = 5
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
+# SPEC §7.1 (from `python bench/tiers.py`: 10,000 solitaire games per cell, 2026-11-29): (mean, sd)
+PUBLISHED_GAMES = 10_000
+PUBLISHED = {
+    "greedy": {"yacht": (133.65, 34.49), "yatzy": (167.30, 39.20), "classic13": (195.77, 63.44)},
+    "ev": {"yacht": (164.46, 32.37), "yatzy": (196.85, 37.69), "classic13": (216.74, 48.70)},
+    "optimal": {"yacht": (192.04, 38.17), "yatzy": (248.38, 38.38), "classic13": (254.23, 59.53)},
+}
+MIN_BOT_GAMES = 10
 
 
 def chi2_sf_df5(x: float) -> float:
@@ -140,8 +155,25 @@ class Audit:
                          "histogram": histogram(v)})
         return rows
 
+    def bot_tests(self) -> list[dict]:
+        """Each bot's mean score against its published one (see the module's docstring)."""
+        tests = []
+        for (rules, player), totals in sorted(self.scores.items()):
+            published = PUBLISHED.get(player, {}).get(rules)
+            if published is None or len(totals) < MIN_BOT_GAMES:
+                continue
+            n, (mu, sigma) = len(totals), published
+            mean = sum(totals) / n
+            z = (mean - mu) / (sigma * math.sqrt(1 / n + 1 / PUBLISHED_GAMES))
+            tests.append({"rules": rules, "bot": player, "n": n, "mean": round(mean, 3), "published_mean": mu,
+                          "published_sd": sigma, "z": round(z, 3), "p": math.erfc(abs(z) / math.sqrt(2))})
+        for t in tests:
+            t["verdict"] = "as published" if t["p"] >= ALPHA / len(tests) else "DEVIATES"
+        return tests
+
     def report(self) -> dict:
         tests = self.uniformity()
+        bots = self.bot_tests()
         reuse, duplicates = self.reuse()
         return {
             "thresholds": {"family_alpha": ALPHA, "tests": len(FAMILY), "alpha_per_test": ALPHA_PER_TEST,
@@ -149,13 +181,16 @@ class Audit:
             "logs": self.logs, "verified": self.verified, "failed": self.failed, "not_logs": self.not_logs,
             "games": dict(self.status), "rolls": self.rolls, "fresh_dice": self.dice,
             "uniformity": tests, "reuse": reuse, "duplicate_files": duplicates,
-            "scores": self.score_table(),
-            "findings": self.findings(tests, reuse),
+            "scores": self.score_table(), "bots": bots,
+            "findings": self.findings(tests, reuse, bots),
         }
 
     @staticmethod
-    def findings(tests, reuse) -> list[str]:
+    def findings(tests, reuse, bots) -> list[str]:
         out = [f"faces not uniform: {t['group']} (p = {t['p']:.3g})" for t in tests if t["verdict"] == "NOT UNIFORM"]
+        out += [f"the {b['bot']} bot's scores in {b['rules']} deviate from its published distribution: mean "
+                f"{b['mean']:.2f} over {b['n']} games against {b['published_mean']:.2f} (sd {b['published_sd']:.2f}; "
+                f"z = {b['z']:.1f}, p = {b['p']:.3g})" for b in bots if b["verdict"] == "DEVIATES"]
         out += [f"the same {what.replace('_', ' ')} in {len(r['games'])} logs: "
                 + ", ".join(f"{g['game_id']} ({g['file']})" for g in r["games"]) for what, rows in reuse.items() for r in rows]
         return out
@@ -191,5 +226,12 @@ def text_report(rep: dict) -> str:
         q = s["quantiles"]
         lines.append(f"  {s['rules']:<10}{s['player']:<8}{s['n']:>7}{s['mean']:>9.2f}{s['sd']:>8.2f}{s['min']:>6}"
                      + "".join(f"{q[k]:>7.1f}" for k in ("p5", "p25", "p50", "p75", "p95")) + f"{s['max']:>6}")
+    if rep["bots"]:
+        lines.append(f"bots against their published scores: two-sided z-test of the mean, family alpha {ALPHA} "
+                     f"over {len(rep['bots'])} tests (Bonferroni)")
+        lines.append(f"  {'rules':<10}{'bot':<10}{'n':>7}{'mean':>9}{'published':>11}{'z':>8}{'p':>11}  verdict")
+        for b in rep["bots"]:
+            lines.append(f"  {b['rules']:<10}{b['bot']:<10}{b['n']:>7}{b['mean']:>9.2f}{b['published_mean']:>11.2f}"
+                         f"{b['z']:>8.2f}{b['p']:>11.3g}  {b['verdict']}")
     lines.append("findings: " + ("; ".join(rep["findings"]) if rep["findings"] else "none"))
     return "\n".join(lines)

@@ -599,7 +599,9 @@ class Verification:
             self.r.audit = {"faces": fresh, "rolls": n_rolls, "commitment": h["commitment"],
                             "server_seed": final["server_seed"] if final else None,
                             "client_seeds": [seeds[s] for s in senders if s in seeds],
-                            "players": [s["bot"]["id"] if s["type"] == "bot" else "human" for s in h["seats"]]}
+                            # a bot under the upper_first house rule plays another game than the published one
+                            "players": [(s["bot"]["id"] + (" (upper_first)" if h["upper_first"] else ""))
+                                        if s["type"] == "bot" else "human" for s in h["seats"]]}
 
     def check_start(self, i: int, ev: dict, first, derive: Deriver | None) -> int:
         """start.first: the fixed first seat, or the roll-off re-derived. Returns the true first seat."""
