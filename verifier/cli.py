@@ -76,7 +76,7 @@ def printable(line: str) -> str:
 
 
 def game_lines(r, verbose: bool) -> list[str]:
-    """The result lines of one file (printable: see there)."""
+    """The result lines of one file, each made printable."""
     if r.error is not None:
         return [printable(f"ERROR {r.file}: event -, field -: {r.error} (not a fairdice log)")]
     if r.signed and "fail" in (r.checks["sig.commitment"], r.checks["sig.final"]):
@@ -85,6 +85,8 @@ def game_lines(r, verbose: bool) -> list[str]:
         signed = "signed"
     elif r.status == "in progress" and r.checks["sig.commitment"] != "skip":
         signed = "header signed; the log is signed once the game is over"
+    elif r.checks["log.format"] == "fail":
+        signed = "signatures not checked: the log is malformed"
     else:
         signed = "UNSIGNED"
     notes = [r.status or "?", signed]
@@ -221,7 +223,7 @@ def run(argv=None) -> int:
             game_ids.add(r.game_id)
             counts["games"] += 1
             counts["ok" if r.ok else "failed"] += 1
-            counts["unsigned"] += not r.signed and r.status != "in progress"
+            counts["unsigned"] += r.ok and not r.signed  # verified without its signatures: --allow-unsigned
             counts["public_seed"] += r.seed_secret is False
         print("\n".join(game_lines(r, args.verbose)), file=text)
         if args.json:

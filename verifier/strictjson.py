@@ -7,7 +7,7 @@ can handle (the "unusable input" rules of SPEC §7).
   "final" block would mean one thing to one verifier and another thing to the next;
 - NaN, Infinity and -Infinity, which are not JSON;
 - a number of magnitude 2^53 or more (not exact in a double: not the same number in every parser),
-  or written with more than 20 digits;
+  or written with more than 20 digits (every digit counts: leading zeros, fraction and exponent);
 - arrays and objects nested deeper than 64 levels (code that walks the value recursively would
   run out of stack);
 - a lone surrogate: a \\ud800-\\udfff escape that is not half of a pair has no UTF-8 form, so the
@@ -20,7 +20,6 @@ see a need."""
 from __future__ import annotations
 
 import json
-import math
 import re
 from decimal import Decimal
 from itertools import accumulate
@@ -61,7 +60,7 @@ def loads(data: bytes, integral_floats: bool = False) -> object:
     except json.JSONDecodeError as e:
         at = "" if e.msg.endswith(" at") else " at"  # ("Unterminated string starting at")
         raise StrictJSONError(f"not JSON: {e.msg}{at} line {e.lineno}, column {e.colno}", "not_json") from None
-    except RecursionError:  # (the depth pass misreads only text that is not JSON: this is not either)
+    except RecursionError:  # (only text that is not JSON gets past the depth pass and recurses this deep)
         raise _too_deep() from None
     if _SURROGATE_ESCAPE.search(unescaped):
         _refuse_lone_surrogates(value)
@@ -127,6 +126,7 @@ def _float(literal: str) -> float:
 
 
 def _whole_or_float(literal: str) -> int | float:
+    """An int where the number as written is a whole number (the decimal, not its nearest double)."""
     value = _float(literal)
     return int(value) if value.is_integer() and Decimal(literal) == int(value) else value
 

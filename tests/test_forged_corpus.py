@@ -1,0 +1,103 @@
+"""fairdice-verify held to the adversarial corpus (tests/vectors/forged/, made by tests/forge.py).
+
+Each case is a log file, the keys to trust, maybe the player's receipt and whether unsigned logs are
+allowed, and the verdict SPEC §7 calls for: exit 0 (ok), 1 with the named check among the failures
+(fail), or 2 (not a log at all)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import forge
+from verifier.cli import main
+
+FORGED = Path(__file__).resolve().parent / "vectors" / "forged"
+INDEX = json.loads((FORGED / "index.json").read_text(encoding="ascii"))
+CASES = {case["name"]: case for case in INDEX["cases"]}
+EXIT = {"ok": 0, "fail": 1, "error": 2}
+CHECK_IDS = ("log.format log.key sig.commitment sig.final seed.revealed seed.commitment client_seed.valid "
+             "start.first turn.order roll.count roll.hold roll.dice score.category score.points game.complete "
+             "final.totals final.winner bot.identity bot.decision receipt.match").split()  # SPEC §7
+
+
+@pytest.fixture(scope="module", autouse=True)
+def yacht_table(optimal_table):
+    """Some games of the corpus are played by the optimal bot (yacht): the verifier replays its decisions."""
+    optimal_table("yacht")
+
+
+def cli_args(case: dict, tmp_path: Path) -> list[str]:
+    """fairdice-verify's arguments for one case: the trusted keys and receipt written to files."""
+    args = ["--json"]
+    keys = case["trusted_keys"]
+    if keys:
+        pubkey = tmp_path / "pubkey"
+        pubkey.write_text(keys[0] if len(keys) == 1 else json.dumps({"keys": [{"public_key": k} for k in keys]}))
+        args += ["--pubkey", str(pubkey)]
+    if case["receipt"] is not None:
+        receipt = tmp_path / "receipt.json"
+        receipt.write_text(json.dumps(case["receipt"]))
+        args += ["--receipt", str(receipt)]
+    if case["allow_unsigned"]:
+        args.append("--allow-unsigned")
+    return args + [str(FORGED / case["file"])]
+
+
+def assert_verdict(case: dict, code: int, out: str) -> None:
+    assert code == EXIT[case["verdict"]], (case["what"], out[-2000:])
+    if case["verdict"] == "fail":
+        game = json.loads(out)["games"][0]
+        found = {f["check"] for f in game["failures"]} | set(game["unlisted_failures"])
+        assert case["check"] in found, (case["what"], game["failures"])
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_the_verifier_gives_each_case_its_verdict(name, tmp_path, capsys):
+    case = CASES[name]
+    code = main(cli_args(case, tmp_path))
+    assert_verdict(case, code, capsys.readouterr().out)
+
+
+EXECUTABLE_CASES = ("genuine-yacht-ann-vs-greedy", "relabelled-bot-turns-yacht-ann-vs-greedy",
+                    "new-commitment-yacht-ann-vs-greedy", "no-final-signature-allowed", "duplicate-key-final")
+
+
+@pytest.mark.parametrize("name", EXECUTABLE_CASES)
+def test_the_installed_command_gives_the_same_verdicts(name, tmp_path):
+    exe = shutil.which("fairdice-verify", path=str(Path(sys.executable).parent)) or shutil.which("fairdice-verify")
+    assert exe, "fairdice-verify is not installed"
+    case = CASES[name]
+    run = subprocess.run([exe, *cli_args(case, tmp_path)], capture_output=True, text=True, timeout=120)
+    assert_verdict(case, run.returncode, run.stdout)
+
+
+def test_the_index_is_well_formed():
+    assert INDEX["server_public_key"] and len(CASES) == len(INDEX["cases"]) >= 200
+    for case in INDEX["cases"]:
+        assert set(case) == {"name", "file", "what", "trusted_keys", "receipt", "allow_unsigned", "verdict", "check"}
+        assert (FORGED / case["file"]).is_file(), case["name"]
+        assert case["verdict"] in EXIT and case["what"].strip()
+        assert (case["check"] in CHECK_IDS) if case["verdict"] == "fail" else case["check"] is None, case["name"]
+    files = {case["file"] for case in INDEX["cases"]} | {"index.json"}
+    assert files == {p.name for p in FORGED.iterdir()}  # no stray file
+
+
+def test_every_check_is_exercised_and_every_verdict():
+    expected = {case["check"] for case in INDEX["cases"] if case["verdict"] == "fail"}
+    assert expected == set(CHECK_IDS)
+    assert {case["verdict"] for case in INDEX["cases"]} == set(EXIT)
+
+
+@pytest.mark.slow
+def test_the_corpus_is_what_forge_writes_now():
+    built = forge.build()
+    on_disk = {p.name: p.read_bytes() for p in FORGED.iterdir()}
+    assert sorted(built) == sorted(on_disk)
+    stale = [name for name in built if built[name] != on_disk[name]]
+    assert not stale, f"run python tests/forge.py: {stale[:10]}"
