@@ -65,8 +65,14 @@ def describe_failure(f) -> str:
     if f.check == "seed.revealed":
         return (f"seed.revealed  event -  field final: the game is not over (final is null), so its server seed "
                 f"is not revealed and its dice cannot be checked yet")
-    return (f"{f.check}  event {event}  field {f.field}: expected {json.dumps(f.expected, ensure_ascii=False)}, "
-            f"found {json.dumps(f.found, ensure_ascii=False)}")
+    return f"{f.check}  event {event}  field {f.field}: expected {shown(f.expected)}, found {shown(f.found)}"
+
+
+def shown(value, limit: int = 200) -> str:
+    """A value as JSON, cut to `limit` characters: a hostile log's 16 MiB string is not a 16 MiB line
+    (the whole value is in --json)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text)} characters)"
 
 
 def printable(line: str) -> str:
@@ -207,7 +213,8 @@ def run(argv=None) -> int:
     usage_errors = 0
     for path in missing:
         usage_errors += 1
-        error(path, "no such file or directory")
+        error(path, "cannot be read (no such file or directory, or no permission to list it)"
+              if os.path.lexists(path) else "no such file or directory")
     if not files and not missing:
         return error(" ".join(args.paths), "no *.json log found")
     do_audit = args.audit or bool(args.html)

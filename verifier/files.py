@@ -20,11 +20,12 @@ class UnusableFile(Exception):
 
 
 def find_logs(paths: list[str]) -> tuple[list[str], list[str]]:
-    """(log files, paths that do not exist). A directory is searched recursively for *.json."""
+    """(log files, paths that do not exist or cannot be read). A directory is searched recursively for *.json;
+    a subdirectory that cannot be listed is reported, not silently skipped."""
     files, missing = [], []
     for path in paths:
         if os.path.isdir(path):
-            for root, dirs, names in os.walk(path):
+            for root, dirs, names in os.walk(path, onerror=lambda e: missing.append(e.filename)):
                 dirs.sort()
                 files += [os.path.join(root, n) for n in sorted(names) if n.endswith(".json")]
         elif os.path.exists(path):
