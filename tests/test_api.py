@@ -23,6 +23,9 @@ from fairdice.rules import RULESETS
 from test_api_helpers import play_turn
 
 HUMAN = {"type": "human", "name": "ann"}
+# the published bot identities (SPEC §4.5, tests/vectors/bots.json): what headers and /v1/bots must name
+BOT_IDENTITY = {v["id"]: {"id": v["id"], "version": v["version"], "hash": v["hash"]}
+                for v in json.loads((Path(__file__).parent / "vectors" / "bots.json").read_text())}
 EV = {"type": "bot", "bot": "ev"}
 
 
@@ -84,6 +87,8 @@ def test_rules(client):
         assert [c["id"] for c in doc["categories"]] == list(rs.category_ids)
         assert {c["section"] for c in doc["categories"]} == {"upper", "lower"}
     assert [len(r["categories"]) for r in rules] == [12, 15, 13]
+    # the rule book's upper bonuses (RULES.md), not the core's table read back
+    assert [(r["id"], r["upper_bonus"]) for r in rules] == [("yacht", 35), ("yatzy", 50), ("classic13", 35)]
 
 
 def test_bots(client):
@@ -97,13 +102,14 @@ def test_bots(client):
         policy = BOTS[doc["id"]]
         assert {k: v for k, v in doc.items() if k != "measured"} == {
             "id": policy.id, "version": policy.version, "level": policy.level,
-            "description": policy.description, "hash": policy.identity_hash()}
+            "description": policy.description, "hash": BOT_IDENTITY[doc["id"]]["hash"]}
+        assert doc["version"] == BOT_IDENTITY[doc["id"]]["version"]
         assert list(doc["measured"]) == list(RULESETS)  # every bot is measured on all three rule sets
         for rules_id, score in doc["measured"].items():
             assert score == measured["bots"][policy.id][rules_id]
             assert 100 < score["mean"] < 300 and 0 < score["sd"] < 100
     means = {b["id"]: b["measured"]["classic13"]["mean"] for b in bots}
-    assert means["greedy"] < means["ev"] < means.get("optimal", 1e9)
+    assert means["greedy"] < means["ev"] < means["optimal"]
 
 
 def test_keys(client, app):
@@ -127,7 +133,7 @@ def test_create_commits_and_signs(client):
     assert head["game_id"] == body["game_id"] and head["rules"] == "yatzy" and head["upper_first"] is True
     assert head["first"] == "random" and head["seed_secret"] is True
     assert head["commitment"] == body["commitment"] and head["key_id"] == body["key_id"]
-    assert head["seats"][2]["bot"] == BOTS["ev"].identity()
+    assert head["seats"][2]["bot"] == BOT_IDENTITY["ev"]
     key = client.get("/v1/keys").get_json()["keys"][0]
     assert head["public_key"] == key["public_key"] == body["public_key"]
     assert verify_signature(key["public_key"], body["commitment_signature"], canonical(head))
@@ -140,8 +146,6 @@ def test_create_commits_and_signs(client):
 
 
 def test_a_bot_that_cannot_play_the_house_rule_is_refused_at_creation(client):
-    if "optimal" not in BOTS:
-        pytest.skip("no optimal bot")
     assert_problem(client.post("/v1/games", json={"rules": "yacht", "seats": [HUMAN, {"type": "bot", "bot": "optimal"}],
                                                   "upper_first": True}), 422, "unsupported_bot")
     create(client, [HUMAN, EV, {"type": "bot", "bot": "greedy"}], "yacht", upper_first=True)
@@ -240,7 +244,14 @@ def test_random_first_rolloff(client):
     created, tokens, state = started(client, [HUMAN, EV, EV], "yatzy", first="random")
     start = next(e for e in state["events"] if e["type"] == "start")
     assert start["rolloff"] and state["first_seat"] == start["first"]
-    assert state["status"] == "playing" and state["current_seat"] == 0  # bots before seat 0 have played
+    assert [t["seat"] for t in start["rolloff"][0]] == [0, 1, 2]  # every seat throws in round 1 (SPEC §4.2)
+    last_round = start["rolloff"][-1]
+    best = max(sum(t["dice"]) for t in last_round)
+    assert [t["seat"] for t in last_round if sum(t["dice"]) == best] == [start["first"]]
+    assert state["status"] == "playing" and state["current_seat"] == 0
+    # the bots seated from the first player up to the last seat have played their first turn, no one else
+    bots_before_seat_0 = list(range(start["first"], 3)) if start["first"] else []
+    assert [e["seat"] for e in state["events"] if e["type"] == "score"] == bots_before_seat_0
 
 
 # --- rolls and scores ---------------------------------------------------------------------
@@ -312,6 +323,10 @@ def test_options_are_the_cores(client, app):
     expected = {c: {"points": o.points, "yahtzee_bonus": o.yahtzee_bonus, "joker": o.joker}
                 for c, o in game.scoring_options().items()}
     assert state["options"] == expected and len(expected) == 13
+    dice = state["dice"]  # a fresh card: every box open, scored by the rule book (the upper boxes and chance)
+    for face, box in enumerate(("ones", "twos", "threes", "fours", "fives", "sixes"), start=1):
+        assert state["options"][box]["points"] == face * dice.count(face)
+    assert state["options"]["chance"]["points"] == sum(dice)
 
 
 def test_full_games_all_rules(client):
@@ -455,8 +470,9 @@ def test_hint_under_the_upper_first_house_rule_uses_ev(client):
     client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0]))
     doc = client.get(f"/v1/games/{gid}/hint").get_json()
     assert doc["engine"] == "ev" and doc["value_kind"] == "expected_turn_points" and doc["note"]
-    assert all(a["category"] in ("ones", "twos", "threes", "fours", "fives", "sixes")
-               for a in doc["alternatives"] if a["action"] == "score")
+    # SPEC §3.4: no lower box while an upper box is open, so the boxes offered are exactly the six upper ones
+    assert {a["category"] for a in doc["alternatives"] if a["action"] == "score"} == {
+        "ones", "twos", "threes", "fours", "fives", "sixes"}
 
 
 def test_hint_refusals(client, app, monkeypatch):
@@ -618,6 +634,7 @@ def test_events_are_append_only(app, client):
 def test_key_files(tmp_path):
     ring = KeyRing(tmp_path / "keys")
     assert stat.S_IMODE((tmp_path / "keys").stat().st_mode) == 0o700
+    assert sorted(p.name for p in (tmp_path / "keys").iterdir()) == ["seed-encryption.key", "signing-ed25519.pem"]
     for path in (tmp_path / "keys").iterdir():
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert KeyRing(tmp_path / "keys").key_id == ring.key_id

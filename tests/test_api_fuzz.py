@@ -15,6 +15,8 @@ from hypothesis import HealthCheck, assume, settings
 
 from api import create_app
 
+pytestmark = pytest.mark.slow  # about 8 seconds for the two fuzzers and their app
+
 MAX_EXAMPLES = 12
 # A schema-valid request may still be an illegal move (first=4 in a 2-seat game, a filled box): the rules
 # live in the core, not in the schema, so such requests are rightly refused with 422.  Every other check
@@ -27,7 +29,8 @@ SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, 
 
 
 @pytest.fixture(scope="module")
-def app(tmp_path_factory, optimal_table):
+def fuzzed_app(tmp_path_factory, optimal_table):
+    """One app for the whole module (conftest's `app` is one per test): the schema is loaded from it once."""
     optimal_table("yacht")  # the hints are aimed at a yacht game
     return create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("fuzz"))})
 
@@ -36,8 +39,8 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 
 
 @pytest.fixture(scope="module")
-def api_schema(app):
-    return schemathesis.openapi.from_wsgi("/openapi.json", app)
+def api_schema(fuzzed_app):
+    return schemathesis.openapi.from_wsgi("/openapi.json", fuzzed_app)
 
 
 def _game_in_play(app, rules: str = "classic13") -> tuple[str, str]:
@@ -67,11 +70,11 @@ def test_every_answer_is_documented(case):
 
 @schema.include(path_regex=r"\{game_id\}").parametrize()
 @SETTINGS
-def test_moves_on_a_real_game(case, app):
+def test_moves_on_a_real_game(case, fuzzed_app):
     # negative cases are the first test's; only valid requests are aimed at a real game
     assume(case.meta is not None and case.meta.generation.mode == schemathesis.GenerationMode.POSITIVE)
     # a hint needs the rule set's optimal table: yacht's is the quickest to build on a fresh machine
-    gid, token = _game_in_play(app, "yacht" if case.path.endswith("/hint") else "classic13")
+    gid, token = _game_in_play(fuzzed_app, "yacht" if case.path.endswith("/hint") else "classic13")
     case.path_parameters["game_id"] = gid
     headers = dict(case.headers or {})
     auth = next((name for name in headers if name.lower() == "authorization"), None)

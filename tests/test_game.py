@@ -39,7 +39,8 @@ def test_complete_bot_games_take_exactly_one_turn_per_box(rules, n_seats):
         assert game.totals(seat).total == [e for e in scores if e["seat"] == seat][-1]["total"]
     order = [e["seat"] for e in scores]
     assert order == [(game.first + i) % n_seats for i in range(len(order))]
-    assert len(game.winners()) >= 1
+    finals = [[e for e in scores if e["seat"] == seat][-1]["total"] for seat in range(n_seats)]
+    assert game.winners() == [seat for seat in range(n_seats) if finals[seat] == max(finals)]
 
 
 def test_human_turn_flow_and_bot_reply():
@@ -169,20 +170,35 @@ def test_nothing_is_accepted_after_the_end():
         assert snapshot(game) == before
 
 
-def test_setup_refusals():
-    bad = [
-        dict(rules="poker"), dict(seats=[]), dict(seats=[{"type": "human", "name": "x"}] * 7),
-        dict(seats=[{"type": "bot", "bot": "cheater"}]), dict(seats=[{"type": "alien"}]),
-        dict(first=2), dict(first="me"), dict(upper_first="yes"),
-        dict(seats=[{"type": "bot", "bot": "optimal"}], upper_first=True),
-        dict(seats=[{"type": "bot", "bot": "ev", "name": ""}]), dict(seats=[{"type": "bot", "bot": "ev", "name": 0}]),
-        dict(seats=[{"type": "human", "name": {}}]), dict(seats=[{"type": "bot", "bot": ["ev"]}]), dict(seats=[{"type": "human", "name": "tab\there"}]),
-    ]
-    for kwargs in bad:
-        args = {"rules": "yacht", "seats": [{"type": "human", "name": "a"}, {"type": "bot", "bot": "ev"}],
-                "first": 0, "upper_first": False, **kwargs}
-        with pytest.raises(FairdiceError):
-            Setup.build("g", args["rules"], args["seats"], args["first"], args["upper_first"])
+VALID_SETUP = {"rules": "yacht", "seats": [{"type": "human", "name": "a"}, {"type": "bot", "bot": "ev"}],
+               "first": 0, "upper_first": False}
+
+
+def build_setup(**changes):
+    args = {**VALID_SETUP, **changes}
+    return Setup.build("g", args["rules"], args["seats"], args["first"], args["upper_first"])
+
+
+def test_the_setup_the_refusals_start_from_is_valid():
+    assert build_setup().rules.id == "yacht"  # so each refusal below is caused by its one change
+
+
+@pytest.mark.parametrize("changes, code", [
+    (dict(rules="poker"), "unknown_rules"), (dict(seats=[]), "invalid_seats"),
+    (dict(seats=[{"type": "human", "name": "x"}] * 7), "invalid_seats"),
+    (dict(seats=[{"type": "bot", "bot": "cheater"}]), "unknown_bot"), (dict(seats=[{"type": "alien"}]), "invalid_seats"),
+    (dict(first=2), "invalid_first"), (dict(first="me"), "invalid_first"), (dict(upper_first="yes"), "invalid_options"),
+    (dict(seats=[{"type": "bot", "bot": "optimal"}], upper_first=True), "unsupported_bot"),
+    (dict(seats=[{"type": "bot", "bot": "ev", "name": ""}]), "invalid_seats"),
+    (dict(seats=[{"type": "bot", "bot": "ev", "name": 0}]), "invalid_seats"),
+    (dict(seats=[{"type": "human", "name": {}}]), "invalid_seats"),
+    (dict(seats=[{"type": "bot", "bot": ["ev"]}]), "unknown_bot"),
+    (dict(seats=[{"type": "human", "name": "tab\there"}]), "invalid_seats"),
+])
+def test_setup_refusals(changes, code):
+    with pytest.raises(FairdiceError) as err:
+        build_setup(**changes)
+    assert err.value.code == code
 
 
 def test_restore_replays_to_the_same_state():

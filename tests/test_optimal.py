@@ -327,8 +327,9 @@ def test_upper_first_is_refused_and_hint_falls_back():
     assert err.value.code == "unsupported_rules"
     h = hint(pos)
     assert h["engine"] == "ev" and h["value_kind"] == "expected_turn_points"
-    assert all(a["action"] == "roll" or a["category"] in {"ones", "twos", "threes", "fours", "sixes", "fives"}
-               for a in h["alternatives"])
+    # SPEC §3.4: no lower box while an upper box is open, so the boxes offered are exactly the six upper ones
+    assert {a["category"] for a in h["alternatives"] if a["action"] == "score"} == {
+        "ones", "twos", "threes", "fours", "fives", "sixes"}
 
 
 @pytest.mark.slow  # the classic13 table

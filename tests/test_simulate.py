@@ -1,10 +1,24 @@
 """`fairdice simulate`: the command users and auditors run first."""
 
+import hashlib
 import json
 import subprocess
 import sys
 
 import pytest
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+
+def canonical(value) -> bytes:
+    """SPEC §1's canonical JSON, written here from the spec's one-line definition."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+def assert_signed(log: dict) -> None:
+    """Both signatures of SPEC §6 verify under the header's key (cryptography raises InvalidSignature)."""
+    key = Ed25519PublicKey.from_public_bytes(bytes.fromhex(log["header"]["public_key"]))
+    key.verify(bytes.fromhex(log["commitment_signature"]), canonical(log["header"]))
+    key.verify(bytes.fromhex(log["signature"]), canonical({k: v for k, v in log.items() if k != "signature"}))
 
 
 def run(*args):
@@ -29,7 +43,9 @@ def test_simulate_writes_one_signed_log_per_game_and_a_json_summary(tmp_path, ru
         assert seat["mean"] == pytest.approx(sum(totals[i]) / 6)
         assert seat["wins"] == sum(log["final"]["winner"] == i for log in logs)
     for log in logs:
-        assert log["header"]["seed_secret"] is False and log["signature"] and log["final"]["server_seed"]
+        assert log["header"]["seed_secret"] is False and log["final"]["status"] == "finished"
+        assert hashlib.sha256(bytes.fromhex(log["final"]["server_seed"])).hexdigest() == log["header"]["commitment"]
+        assert_signed(log)
 
 
 def test_simulate_is_reproducible_with_a_seed_and_not_without(tmp_path):

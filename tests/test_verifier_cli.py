@@ -238,8 +238,9 @@ def test_client_seed_problems(tmp_path):
     dup = resign_all({**doc, "events": [seed_events[0]] + doc["events"]})
     assert [(f.check, f.event, f.field) for f in verify_document(dup, "x").failures][:1] == [
         ("client_seed.valid", 1, "seat")]
+    # seat 0's seed after the start: a client seed out of place is client_seed.valid (SPEC §7), found at the start
     late = resign_all({**doc, "events": doc["events"][1:3] + [seed_events[0]] + doc["events"][3:]})
-    assert verify_document(late, "x").failures[0].check in ("client_seed.valid", "turn.order")
+    assert [(f.check, f.event) for f in verify_document(late, "x").failures][:1] == [("client_seed.valid", 1)]
     operator = resign_all({**doc, "events": [{**seed_events[0], "seat": None}] + doc["events"][1:]})
     assert verify_document(operator, "x").failures[0].check == "client_seed.valid"
 
@@ -268,13 +269,18 @@ def test_unreadable_file_and_missing_path(capsys, tmp_path):
 
 
 def test_garbage_beats_failure_and_usage_errors(capsys, tmp_path, one_log):
-    write(tmp_path, "a.json", "]")
-    code, _, _ = run(capsys, tmp_path, one_log)
-    assert code == 2
+    doc = load(one_log)
+    doc["final"]["totals"][0]["total"] += 1
+    failing = write(tmp_path, "failing.json", doc)
+    assert run(capsys, failing)[0] == 1  # on its own: a failed check
+    (tmp_path / "garbage").mkdir()
+    write(tmp_path / "garbage", "a.json", "]")
+    code, out, _ = run(capsys, tmp_path / "garbage", failing, one_log)
+    assert code == 2 and "2 games: 1 OK, 1 FAIL; 1 files are not logs" in out  # the other two still verified
     assert main([]) == 2
     assert main(["--no-such-option", one_log]) == 2
     code, _, err = run(capsys, tmp_path / "empty-dir")  # not there
-    assert code == 2
+    assert code == 2 and "empty-dir: event -, field -: no such file" in err
 
 
 def test_an_object_that_is_not_a_log_fails_log_format(capsys, tmp_path):
@@ -298,9 +304,11 @@ def test_biased_faces_are_flagged():
     a.faces["position"][2] = [1000, 1000, 1000, 1000, 1000, 1250]
     rep = a.report()
     verdicts = {t["group"]: t["verdict"] for t in rep["uniformity"]}
-    assert verdicts["overall"] == verdicts["seat 0"] == verdicts["roll 1"] == "NOT UNIFORM"
-    assert verdicts["seat 1"] == "too few dice"
-    assert rep["findings"]
+    assert verdicts["overall"] == verdicts["seat 0"] == verdicts["roll 1"] == verdicts["position 2"] == "NOT UNIFORM"
+    assert verdicts["seat 1"] == verdicts["position 0"] == "too few dice"
+    # chi-square 50 on 5 degrees of freedom: p = 1.39e-9, far below 0.001 / 15
+    assert rep["findings"] == [f"faces not uniform: {group} (p = 1.39e-09)"
+                               for group in ("overall", "seat 0", "roll 1", "position 2")]
 
 
 def test_audit_text_json_html(capsys, tmp_path, sim_dir):
@@ -350,6 +358,7 @@ def test_audit_finds_seed_reuse(capsys, tmp_path):
     assert code == 1 and "same game_id: reuse-1" in out
 
 
+@pytest.mark.slow  # 80 simulated games, audited twice: about 4 seconds
 def test_audit_on_all_cores_matches_one_core(capsys):
     logs = simulated("classic13", "greedy,greedy", 80, 302)
     code1, out1, _ = run(capsys, "--audit", "--json", "--jobs", "1", logs)

@@ -8,7 +8,7 @@ import random
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from fairdice.game import Game, Setup
@@ -191,8 +191,9 @@ def test_what_each_change_is_reported_as():
     r = verify_document(resign(edit(doc, ("events", k, "total"), 1000)), "x")
     assert [(f.check, f.event, f.field, f.expected, f.found) for f in r.failures] == [
         ("score.points", k, "total", doc["events"][k]["total"], 1000)]
+    # without the first box the first turn never ends: the next event, the next seat's roll, is out of turn
     r = verify_document(resign(with_events(doc, doc["events"][:k] + doc["events"][k + 1:])), "x")
-    assert r.failures[0].check in ("turn.order", "roll.count") and r.failures[0].event == k
+    assert (r.failures[0].check, r.failures[0].event, r.failures[0].field) == ("turn.order", k, "seat")
 
 
 def test_a_truncated_file_is_caught(tmp_path: Path):
@@ -209,6 +210,7 @@ JSON = st.recursive(st.none() | st.booleans() | st.integers(-3, 300) | st.text(m
                     max_leaves=6)
 
 
+@pytest.mark.slow  # 300 verifications: 4 to 6 seconds
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_any_value_anywhere_never_crashes_and_is_caught(data):
@@ -221,8 +223,7 @@ def test_any_value_anywhere_never_crashes_and_is_caught(data):
         key = data.draw(st.sampled_from(sorted(target) if isinstance(target, dict) else range(len(target))))
         path.append(key)
         target = target[key]
-    if not path:
-        return
+    assume(path)  # the whole document replaced is not a log at all: the CLI's garbage tests
     value = data.draw(JSON)
     mutated = edit(doc, tuple(path), value)
     r = verify_document(mutated, "fuzz", trusted_keys=TRUSTED)

@@ -9,7 +9,6 @@ import json
 import random
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 

@@ -1,12 +1,30 @@
-// fairdice in-browser verification: SPEC.md §2.3 derivation and a replay of a
-// log's dice with Web Crypto (HMAC-SHA256, SHA-256, Ed25519 where supported).
+// fairdice in-browser verification: every check of SPEC.md §7, with the same check ids and the
+// same verdict as the reference verifier `fairdice-verify` (verifier/replay.py), with Web Crypto
+// (HMAC-SHA256, SHA-256, Ed25519).
 //
-// This module has no DOM code and no dependency: the page imports it to check
-// a finished game, and the tests import it to run the SPEC vectors.
+// The replay follows the true game, as the reference does: turn order, roll numbers, holds, every
+// die re-derived from the seeds, every box legal and re-scored, the end of the game, the totals and
+// the winner, the bots' decisions (greedy and ev; optimal only by `fairdice-verify`), both
+// signatures and the key. A die that does not re-derive is reported and the derived value is used
+// from then on; a failure that leaves no game to follow stops the replay there.
+//
+// This module has no DOM code and no dependency: the page imports it to check a game, and the
+// tests (tests/node/) import it under Node to hold it to the SPEC vectors and the forged corpus.
 
 export const SCHEME = "fairdice/v1";
+/** The check ids of SPEC §7, in the reference's order, and receipt.match (§5.5). */
+export const CHECKS = Object.freeze([
+  "log.format", "log.key", "sig.commitment", "sig.final", "seed.revealed", "seed.commitment",
+  "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
+  "score.category", "score.points", "game.complete", "final.totals", "final.winner",
+  "bot.identity", "bot.decision", "receipt.match",
+]);
+const MAX_LISTED = 10; // failures listed per check; the rest are counted (as the reference does)
+export const MAX_BYTES = 16 * 1024 * 1024;
+export const MAX_DEPTH = 64;
 const DICE = 5;
 const enc = new TextEncoder();
+const has = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
 
 function subtle() {
   const s = globalThis.crypto && globalThis.crypto.subtle;
@@ -53,7 +71,291 @@ export function field(text) {
   return concat([u32(b.length), b]);
 }
 
-// ------------------------------------------------------------------ derivation
+// ------------------------------------------------------------------ strict JSON
+// Input that is not a log at all (SPEC §7, exit 2 of fairdice-verify) must be refused, not guessed
+// at: JSON.parse keeps the last of duplicate keys, where another reader may keep the first.
+
+/** Input that is not a log at all: verifyLog answers {ok: false, error}. */
+export class UnusableInput extends Error {}
+
+/** A JSON number written with a fraction or an exponent: not an integer, even when it is 1.0. */
+export class JsonFloat {
+  constructor(value) {
+    this.value = value;
+  }
+
+  toJSON() {
+    return this.value;
+  }
+}
+
+const TWO_53 = 2 ** 53;
+const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
+const PLAIN_CHARS = /[^"\\\u0000-\u001f]*/y;
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+const ESCAPES = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
+
+function wellFormed(s) {
+  return typeof s.isWellFormed === "function" ? s.isWellFormed() : !LONE_SURROGATE.test(s);
+}
+
+/** A number of the document: integers below 2^53 in magnitude; at most 20 digits. */
+function jsonNumber(text, isFloat) {
+  if (text.replace(/[^0-9]/g, "").length > 20) throw new UnusableInput(`a number with more than 20 digits: ${text}`);
+  const value = Number(text);
+  if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${text}`);
+  return isFloat ? new JsonFloat(value) : value + 0; // (+ 0: -0 is the integer 0)
+}
+
+/** Set obj[key] as an own property, also for "__proto__". */
+function setMember(obj, key, value) {
+  if (key === "__proto__") Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+  else obj[key] = value;
+}
+
+class StrictParser {
+  constructor(text) {
+    this.s = text;
+    this.i = 0;
+  }
+
+  fail(what) {
+    throw new UnusableInput(`not JSON: ${what} at character ${this.i}`);
+  }
+
+  space() {
+    const s = this.s;
+    while (this.i < s.length) {
+      const c = s.charCodeAt(this.i);
+      if (c !== 0x20 && c !== 0x0a && c !== 0x0d && c !== 0x09) break;
+      this.i++;
+    }
+  }
+
+  document() {
+    this.space();
+    if (this.i === this.s.length) throw new UnusableInput("empty file");
+    const doc = this.value(0);
+    this.space();
+    if (this.i !== this.s.length) this.fail("extra data after the document");
+    return doc;
+  }
+
+  value(depth) {
+    const c = this.s[this.i];
+    if (c === "{") return this.object(depth + 1);
+    if (c === "[") return this.array(depth + 1);
+    if (c === '"') return this.string();
+    for (const word of ["NaN", "Infinity", "-Infinity"]) {
+      if (this.s.startsWith(word, this.i)) throw new UnusableInput(`${word} is not JSON (at character ${this.i})`);
+    }
+    if (c === "-" || (c >= "0" && c <= "9")) return this.number();
+    for (const [word, value] of [["true", true], ["false", false], ["null", null]]) {
+      if (this.s.startsWith(word, this.i)) {
+        this.i += word.length;
+        return value;
+      }
+    }
+    return this.fail(c === undefined ? "unexpected end" : `unexpected ${JSON.stringify(c)}`);
+  }
+
+  nested(depth) {
+    if (depth > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH} (at character ${this.i})`);
+    this.i++;
+    this.space();
+  }
+
+  object(depth) {
+    this.nested(depth);
+    const obj = {};
+    const seen = new Set();
+    if (this.s[this.i] === "}") {
+      this.i++;
+      return obj;
+    }
+    for (;;) {
+      if (this.s[this.i] !== '"') this.fail("expected a key");
+      const at = this.i;
+      const key = this.string();
+      if (seen.has(key)) throw new UnusableInput(`duplicate key ${JSON.stringify(key)} (at character ${at})`);
+      seen.add(key);
+      this.space();
+      if (this.s[this.i] !== ":") this.fail("expected ':'");
+      this.i++;
+      this.space();
+      setMember(obj, key, this.value(depth));
+      this.space();
+      const c = this.s[this.i++];
+      if (c === "}") return obj;
+      if (c !== ",") this.fail("expected ',' or '}'");
+      this.space();
+    }
+  }
+
+  array(depth) {
+    this.nested(depth);
+    const out = [];
+    if (this.s[this.i] === "]") {
+      this.i++;
+      return out;
+    }
+    for (;;) {
+      out.push(this.value(depth));
+      this.space();
+      const c = this.s[this.i++];
+      if (c === "]") return out;
+      if (c !== ",") this.fail("expected ',' or ']'");
+      this.space();
+    }
+  }
+
+  string() {
+    const s = this.s;
+    const start = this.i;
+    let out = "";
+    this.i++;
+    for (;;) {
+      PLAIN_CHARS.lastIndex = this.i;
+      PLAIN_CHARS.test(s);
+      out += s.slice(this.i, PLAIN_CHARS.lastIndex);
+      this.i = PLAIN_CHARS.lastIndex;
+      const c = s[this.i];
+      if (c === '"') break;
+      if (c === undefined) this.fail("unterminated string");
+      if (c !== "\\") this.fail("a control character in a string");
+      const e = s[this.i + 1];
+      if (e === "u") {
+        const hex = s.slice(this.i + 2, this.i + 6);
+        if (!/^[0-9a-fA-F]{4}$/.test(hex)) this.fail("a bad \\u escape");
+        out += String.fromCharCode(parseInt(hex, 16));
+        this.i += 6;
+      } else if (e !== undefined && has(ESCAPES, e)) {
+        out += ESCAPES[e];
+        this.i += 2;
+      } else this.fail("a bad escape");
+    }
+    this.i++;
+    if (!wellFormed(out)) {
+      throw new UnusableInput(`a lone surrogate (a \\ud800-\\udfff escape not forming a pair) in the string at character ${start}`);
+    }
+    return out;
+  }
+
+  number() {
+    NUMBER.lastIndex = this.i;
+    const m = NUMBER.exec(this.s);
+    if (!m) this.fail("a bad number");
+    this.i = NUMBER.lastIndex;
+    return jsonNumber(m[0], m[1] !== undefined || m[2] !== undefined);
+  }
+}
+
+/** The text of a file given as bytes: UTF-8, or unusable (a byte order mark is kept, and refused). */
+function decodeUtf8(bytes) {
+  if (bytes.length > MAX_BYTES) throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`);
+  try {
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch {
+    throw new UnusableInput("not UTF-8 text");
+  }
+}
+
+/** Parse JSON text by the rules of "unusable input" (duplicate keys, NaN, depth, huge numbers, lone surrogates). */
+export function parseStrictJSON(input) {
+  let text = input;
+  if (input instanceof ArrayBuffer) text = decodeUtf8(new Uint8Array(input));
+  else if (ArrayBuffer.isView(input)) text = decodeUtf8(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
+  else if (typeof input !== "string") throw new UnusableInput("not JSON text");
+  else if (text.length > MAX_BYTES / 3 && enc.encode(text).length > MAX_BYTES) {
+    throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`);
+  }
+  if (!wellFormed(text)) throw new UnusableInput("a lone surrogate in the text");
+  return new StrictParser(text).document();
+}
+
+/** An already parsed value held to the same rules (the page may hand over JSON.parse's result). */
+function checkParsed(value, depth = 0) {
+  if (value === null || typeof value === "boolean" || value instanceof JsonFloat) return;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw new UnusableInput(`${value} is not JSON`);
+    if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${value}`);
+    return;
+  }
+  if (typeof value === "string") {
+    if (!wellFormed(value)) throw new UnusableInput("a lone surrogate in a string");
+    return;
+  }
+  if (typeof value !== "object") throw new UnusableInput(`not JSON: a value of type ${typeof value}`);
+  if (depth + 1 > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH}`);
+  const proto = Object.getPrototypeOf(value);
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) throw new UnusableInput("not JSON: an object that is not plain");
+  for (const key of Object.keys(value)) {
+    if (!wellFormed(key)) throw new UnusableInput("a lone surrogate in a key");
+    checkParsed(value[key], depth + 1);
+  }
+}
+
+/** The document as a JSON value: parsed strictly from text or bytes, or checked when already parsed. */
+function readJSON(input) {
+  if (typeof input === "string" || input instanceof ArrayBuffer || ArrayBuffer.isView(input)) return parseStrictJSON(input);
+  checkParsed(input);
+  return input;
+}
+
+// --------------------------------------------------------------- canonical JSON
+
+function escapeString(s) {
+  // JSON.stringify escapes quotes, backslashes and control characters the way Python does
+  // (\n, \t, ... and \u00XX in lower case); Python's ensure_ascii also escapes every
+  // non-ASCII UTF-16 code unit, and DEL, as \uXXXX.
+  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+}
+
+function byCodePoint(a, b) {
+  const x = Array.from(a);
+  const y = Array.from(b);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) {
+    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
+    if (d) return d;
+  }
+  return x.length - y.length;
+}
+
+/** Python's repr() of a float (the shortest round-trip digits; exponent form below 1e-4 and from 1e16). */
+export function pythonFloatRepr(x) {
+  if (!Number.isFinite(x)) throw new Error(`not a finite float: ${x}`);
+  if (x === 0) return Object.is(x, -0) ? "-0.0" : "0.0";
+  const sign = x < 0 ? "-" : "";
+  const [mantissa, expText] = Math.abs(x).toExponential().split("e");
+  const digits = mantissa.replace(".", "");
+  const exp = Number(expText);
+  if (exp < -4 || exp >= 16) {
+    const m = digits.length > 1 ? `${digits[0]}.${digits.slice(1)}` : digits;
+    return `${sign}${m}e${exp < 0 ? "-" : "+"}${String(Math.abs(exp)).padStart(2, "0")}`;
+  }
+  if (exp < 0) return `${sign}0.${"0".repeat(-exp - 1)}${digits}`;
+  if (digits.length <= exp + 1) return `${sign}${digits}${"0".repeat(exp + 1 - digits.length)}.0`;
+  return `${sign}${digits.slice(0, exp + 1)}.${digits.slice(exp + 1)}`;
+}
+
+/** Canonical JSON of SPEC §1 (Python: json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)). */
+export function canonicalJSON(doc) {
+  if (doc === null || typeof doc === "boolean") return String(doc);
+  if (typeof doc === "number") {
+    if (Number.isInteger(doc)) return String(doc);
+    return pythonFloatRepr(doc);
+  }
+  if (doc instanceof JsonFloat) return pythonFloatRepr(doc.value);
+  if (typeof doc === "string") return escapeString(doc);
+  if (Array.isArray(doc)) return "[" + doc.map(canonicalJSON).join(",") + "]";
+  if (typeof doc === "object") {
+    return "{" + Object.keys(doc).sort(byCodePoint)
+      .map((k) => escapeString(k) + ":" + canonicalJSON(doc[k])).join(",") + "}";
+  }
+  throw new Error(`not JSON: ${typeof doc}`);
+}
+
+// ------------------------------------------------------------------ derivation (SPEC §2.3)
 
 /** msg(purpose, n1, n2, ...) of SPEC §2.3, without the block counter. */
 export function message(purpose, gameId, clientSeeds, numbers) {
@@ -112,62 +414,52 @@ export async function commitmentOf(serverSeedHex) {
   return sha256Hex(hexToBytes(serverSeedHex));
 }
 
+/** The numbers of one game: its dice, roll-off dice and bot tie-breaks (SPEC §2.3). */
+export class Deriver {
+  constructor(key, gameId, clientSeeds) {
+    this.key = key;
+    this.gameId = gameId;
+    this.clientSeeds = clientSeeds;
+  }
+
+  roll(seat, turn, roll) {
+    return fiveDice(this.key, message("roll", this.gameId, this.clientSeeds, [seat, turn, roll]));
+  }
+
+  rolloff(round, seat) {
+    return fiveDice(this.key, message("rolloff", this.gameId, this.clientSeeds, [round, seat]));
+  }
+
+  async tiebreak(seat, turn, roll, k) {
+    const msg = message("tiebreak", this.gameId, this.clientSeeds, [seat, turn, roll]);
+    return (await uniformInts(this.key, msg, k, 1)).values[0];
+  }
+}
+
 /**
  * Everything SPEC §8.1 lists for one derivation vector, recomputed:
- * {commitment, message, block0, bytes_read, rejected, values}.
- * For m = 6 the values are dice (value + 1), as in the vector files.
+ * {commitment, message, block0, block1 (when the draw reads it), bytes_read, rejected, values}.
+ * A roll or a roll-off draws five dice (values are faces, value + 1); a tie-break draws
+ * `count` integers (one, in the game).
  */
 export async function deriveVector(v) {
   const key = await hmacKey(v.server_seed);
   const msg = message(v.purpose, v.game_id, v.client_seeds, v.numbers);
-  const count = v.bound === 6 ? DICE : 1;
-  const drawn = await uniformInts(key, msg, v.bound, count);
-  return {
+  const dice = v.purpose === "roll" || v.purpose === "rolloff";
+  const drawn = await uniformInts(key, msg, v.bound, v.count ?? (dice ? DICE : 1));
+  const out = {
     commitment: await commitmentOf(v.server_seed),
     message: bytesToHex(msg),
     block0: bytesToHex(await block(key, msg, 0)),
     bytes_read: bytesToHex(drawn.bytesRead),
     rejected: drawn.rejected,
-    values: v.bound === 6 ? drawn.values.map((x) => x + 1) : drawn.values,
+    values: dice ? drawn.values.map((x) => x + 1) : drawn.values,
   };
+  if (drawn.bytesRead.length > 32) out.block1 = bytesToHex(await block(key, msg, 1));
+  return out;
 }
 
-// --------------------------------------------------------------- canonical JSON
-
-function escapeString(s) {
-  // JSON.stringify escapes quotes, backslashes and control characters the way Python does
-  // (\n, \t, ... and \u00XX in lower case); Python's ensure_ascii also escapes every
-  // non-ASCII UTF-16 code unit, and DEL, as \uXXXX.
-  return JSON.stringify(s).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
-}
-
-function byCodePoint(a, b) {
-  const x = Array.from(a);
-  const y = Array.from(b);
-  for (let i = 0; i < Math.min(x.length, y.length); i++) {
-    const d = x[i].codePointAt(0) - y[i].codePointAt(0);
-    if (d) return d;
-  }
-  return x.length - y.length;
-}
-
-/** Canonical JSON of SPEC §1 (Python: json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True)). */
-export function canonicalJSON(doc) {
-  if (doc === null || typeof doc === "boolean") return String(doc);
-  if (typeof doc === "number") {
-    if (!Number.isSafeInteger(doc)) throw new Error(`canonical JSON has integers only, not ${doc}`);
-    return String(doc);
-  }
-  if (typeof doc === "string") return escapeString(doc);
-  if (Array.isArray(doc)) return "[" + doc.map(canonicalJSON).join(",") + "]";
-  if (typeof doc === "object") {
-    return "{" + Object.keys(doc).sort(byCodePoint)
-      .map((k) => escapeString(k) + ":" + canonicalJSON(doc[k])).join(",") + "}";
-  }
-  throw new Error(`not JSON: ${typeof doc}`);
-}
-
-// ------------------------------------------------------------------ signatures
+// ------------------------------------------------------------------ signatures (SPEC §6)
 
 /** true / false for an Ed25519 signature, or null when this browser has no Ed25519 in Web Crypto. */
 export async function ed25519Verify(publicKeyHex, signatureHex, data) {
@@ -185,71 +477,175 @@ export async function ed25519Verify(publicKeyHex, signatureHex, data) {
   }
 }
 
-// ------------------------------------------------------------------ scoring (SPEC §3)
+// ------------------------------------------------------------------ client seeds and names (SPEC §2.2)
+
+/**
+ * The client seed and seat name rule, independent of any Unicode version: the data of
+ * tests/vectors/client_seed_rule.json (a Node test checks that this copy equals that file).
+ */
+export const CLIENT_SEED_RULE = Object.freeze({
+  client_seed_length: [1, 256],
+  seat_name_length: [1, 40],
+  generic_excluded: [[0, 31], [127, 159], [55296, 57343], [57344, 63743], [64976, 65007], [983040, 1114111]],
+  noncharacter_low16: [65534, 65535],
+  excluded_ranges: [
+    [160, 160], [173, 173], [1536, 1541], [1564, 1564], [1757, 1757], [1807, 1807], [2192, 2193],
+    [2274, 2274], [5760, 5760], [6158, 6158], [8192, 8207], [8232, 8239], [8287, 8292], [8294, 8303],
+    [12288, 12288], [65279, 65279], [65529, 65531], [69821, 69821], [69837, 69837], [78896, 78904],
+    [113824, 113827], [119155, 119162], [917505, 917505], [917536, 917631],
+  ],
+});
+const EXCLUDED = [...CLIENT_SEED_RULE.generic_excluded, ...CLIENT_SEED_RULE.excluded_ranges];
+
+function codePointAllowed(cp) {
+  if (CLIENT_SEED_RULE.noncharacter_low16.includes(cp & 0xffff)) return false;
+  return !EXCLUDED.some(([lo, hi]) => lo <= cp && cp <= hi);
+}
+
+/** Text of lo..hi code points, none of them excluded by the rule of SPEC §2.2. */
+function textAllowed(text, [lo, hi]) {
+  if (typeof text !== "string") return false;
+  let n = 0;
+  for (const ch of text) {
+    n++;
+    if (n > hi || !codePointAllowed(ch.codePointAt(0))) return false;
+  }
+  return n >= lo;
+}
+
+export const clientSeedValid = (text) => textAllowed(text, CLIENT_SEED_RULE.client_seed_length);
+export const seatNameValid = (text) => textAllowed(text, CLIENT_SEED_RULE.seat_name_length);
+
+// ------------------------------------------------------------------ rules and scoring (SPEC §3)
 
 const UPPER = ["ones", "twos", "threes", "fours", "fives", "sixes"];
+export const CATEGORIES = Object.freeze({
+  yacht: [...UPPER, "choice", "four_of_a_kind", "full_house", "small_straight", "large_straight", "yacht"],
+  yatzy: [...UPPER, "one_pair", "two_pairs", "three_of_a_kind", "four_of_a_kind", "small_straight",
+    "large_straight", "full_house", "chance", "yatzy"],
+  classic13: [...UPPER, "three_of_a_kind", "four_of_a_kind", "full_house", "small_straight", "large_straight",
+    "yahtzee", "chance"],
+});
+const UPPER_BONUS = { yacht: 35, yatzy: 50, classic13: 35 };
+const UPPER_BONUS_AT = 63;
+const YAHTZEE_BONUS = 100;
+const JOKER_POINTS = { full_house: 25, small_straight: 30, large_straight: 40 }; // others: the sum of the dice
 const SMALL_RUNS = [[1, 2, 3, 4], [2, 3, 4, 5], [3, 4, 5, 6]];
 const LARGE_RUNS = [[1, 2, 3, 4, 5], [2, 3, 4, 5, 6]];
+const isUpper = (category) => UPPER.includes(category);
 
 function countsOf(dice) {
   const c = [0, 0, 0, 0, 0, 0, 0];
   for (const d of dice) c[d] += 1;
   return c;
 }
-const total = (c) => c.reduce((a, n, f) => a + n * f, 0);
-const maxAlike = (c) => Math.max(...c);
+const sumOf = (dice) => dice.reduce((a, d) => a + d, 0);
 const hasRun = (c, runs) => runs.some((run) => run.every((f) => c[f] > 0));
-const shape = (c) => c.filter((n) => n).sort((a, b) => a - b).join(",");
-const fullHouse = (c) => shape(c) === "2,3";
-/** Yatzy's sets: `sets` different faces with at least `size` dice each, highest faces first. */
-const setsOf = (c, size, sets) => {
+const shapeOf = (c) => c.filter((n) => n).sort((a, b) => a - b).join(",");
+/** Yatzy's sets: `sets` different faces with at least `size` dice each, the highest faces. */
+function setsOf(c, size, sets) {
   const faces = [6, 5, 4, 3, 2, 1].filter((f) => c[f] >= size);
   return faces.length < sets ? 0 : size * faces.slice(0, sets).reduce((a, f) => a + f, 0);
-};
-const upperScorers = Object.fromEntries(UPPER.map((id, i) => [id, (c) => (i + 1) * c[i + 1]]));
+}
 
-/** The three rule sets: box scoring in table order, upper bonus, the five-alike box, the Yahtzee bonus. */
-export const SCORING = {
+const LOWER_SCORING = {
   yacht: {
-    upperBonus: 35, fiveAlike: "yacht", yahtzeeBonus: 0,
-    boxes: { ...upperScorers,
-      choice: total,
-      four_of_a_kind: (c) => (maxAlike(c) >= 4 ? total(c) : 0),
-      full_house: (c) => (fullHouse(c) || maxAlike(c) === 5 ? total(c) : 0),
-      small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 15 : 0),
-      large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 30 : 0),
-      yacht: (c) => (maxAlike(c) === 5 ? 50 : 0) },
+    choice: (c, total) => total,
+    four_of_a_kind: (c, total) => (Math.max(...c) >= 4 ? total : 0),
+    full_house: (c, total) => (["2,3", "5"].includes(shapeOf(c)) ? total : 0),
+    small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 15 : 0),
+    large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 30 : 0),
+    yacht: (c) => (Math.max(...c) === 5 ? 50 : 0),
   },
   yatzy: {
-    upperBonus: 50, fiveAlike: "yatzy", yahtzeeBonus: 0,
-    boxes: { ...upperScorers,
-      one_pair: (c) => setsOf(c, 2, 1),
-      two_pairs: (c) => setsOf(c, 2, 2),
-      three_of_a_kind: (c) => setsOf(c, 3, 1),
-      four_of_a_kind: (c) => setsOf(c, 4, 1),
-      small_straight: (c) => ([1, 2, 3, 4, 5].every((f) => c[f]) ? 15 : 0),
-      large_straight: (c) => ([2, 3, 4, 5, 6].every((f) => c[f]) ? 20 : 0),
-      full_house: (c) => (fullHouse(c) ? total(c) : 0),
-      chance: total,
-      yatzy: (c) => (maxAlike(c) === 5 ? 50 : 0) },
+    one_pair: (c) => setsOf(c, 2, 1),
+    two_pairs: (c) => setsOf(c, 2, 2),
+    three_of_a_kind: (c) => setsOf(c, 3, 1),
+    four_of_a_kind: (c) => setsOf(c, 4, 1),
+    small_straight: (c) => ([1, 2, 3, 4, 5].every((f) => c[f] === 1) ? 15 : 0),
+    large_straight: (c) => ([2, 3, 4, 5, 6].every((f) => c[f] === 1) ? 20 : 0),
+    full_house: (c, total) => (shapeOf(c) === "2,3" ? total : 0),
+    chance: (c, total) => total,
+    yatzy: (c) => (Math.max(...c) === 5 ? 50 : 0),
   },
   classic13: {
-    upperBonus: 35, fiveAlike: "yahtzee", yahtzeeBonus: 100,
-    jokerPoints: { full_house: 25, small_straight: 30, large_straight: 40 },
-    boxes: { ...upperScorers,
-      three_of_a_kind: (c) => (maxAlike(c) >= 3 ? total(c) : 0),
-      four_of_a_kind: (c) => (maxAlike(c) >= 4 ? total(c) : 0),
-      full_house: (c) => (fullHouse(c) ? 25 : 0),
-      small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 30 : 0),
-      large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 40 : 0),
-      yahtzee: (c) => (maxAlike(c) === 5 ? 50 : 0),
-      chance: total },
+    three_of_a_kind: (c, total) => (Math.max(...c) >= 3 ? total : 0),
+    four_of_a_kind: (c, total) => (Math.max(...c) >= 4 ? total : 0),
+    full_house: (c) => (shapeOf(c) === "2,3" ? 25 : 0),
+    small_straight: (c) => (hasRun(c, SMALL_RUNS) ? 30 : 0),
+    large_straight: (c) => (hasRun(c, LARGE_RUNS) ? 40 : 0),
+    yahtzee: (c) => (Math.max(...c) === 5 ? 50 : 0),
+    chance: (c, total) => total,
   },
 };
+/** The boxes that score fixed points (greedy scores such a box at once when it is made). */
+const FIXED_POINTS = {
+  yacht: ["small_straight", "large_straight", "yacht"],
+  yatzy: ["small_straight", "large_straight", "yatzy"],
+  classic13: ["full_house", "small_straight", "large_straight", "yahtzee"],
+};
 
-/** Plain score of five dice in one box (no card context). */
+/** The normal score of `category` for five dice (no joker, no card), SPEC §3.1-§3.3. */
 export function scoreBox(rules, category, dice) {
-  return SCORING[rules].boxes[category](countsOf(dice));
+  const c = countsOf(dice);
+  if (isUpper(category)) return (UPPER.indexOf(category) + 1) * c[UPPER.indexOf(category) + 1];
+  const rule = LOWER_SCORING[rules] && has(LOWER_SCORING[rules], category) ? LOWER_SCORING[rules][category] : null;
+  if (!rule) throw new Error(`${category} is not a category of ${rules}`);
+  return rule(c, sumOf(dice));
+}
+
+const HAND_POINTS = { yacht: new Map(), yatzy: new Map(), classic13: new Map() }; // per hand: points of each category
+
+function handPoints(rules, dice) {
+  let hand = 0; // the face counts as the digits of a base-6 number: one key per hand, whatever the order
+  for (const d of dice) hand += 6 ** (d - 1);
+  let row = HAND_POINTS[rules].get(hand);
+  if (!row) HAND_POINTS[rules].set(hand, row = new Map(CATEGORIES[rules].map((c) => [c, scoreBox(rules, c, dice)])));
+  return row;
+}
+
+/**
+ * [points, joker] for recording the dice in `category` now, or null when that box is not legal:
+ * filled, closed by upper_first (§3.4), or excluded by the forced joker (§3.3).
+ * `boxes` maps every category of the rule set to its points, or null while open.
+ */
+function scoreOnCard(rules, boxes, dice, category, upperFirst, points = null) {
+  if (boxes.get(category) !== null) return null;
+  const lowerClosed = upperFirst && UPPER.some((c) => boxes.get(c) === null);
+  if (lowerClosed && !isUpper(category)) return null;
+  if (rules === "classic13" && boxes.get("yahtzee") !== null && dice.every((d) => d === dice[0])) {
+    const faceBox = UPPER[dice[0] - 1];
+    if (boxes.get(faceBox) === null) return category === faceBox ? [5 * dice[0], false] : null;
+    if (!isUpper(category)) return [has(JOKER_POINTS, category) ? JOKER_POINTS[category] : sumOf(dice), true];
+    const lowerOpen = !lowerClosed && CATEGORIES[rules].some((c) => !isUpper(c) && boxes.get(c) === null);
+    return lowerOpen ? null : [0, false];
+  }
+  return [(points || handPoints(rules, dice)).get(category), false];
+}
+
+/** Every box the dice may legally go into now, in table order: Map category -> [points, joker]. */
+function legalBoxes(rules, boxes, dice, upperFirst) {
+  const out = new Map();
+  for (const c of CATEGORIES[rules]) {
+    const o = scoreOnCard(rules, boxes, dice, c, upperFirst);
+    if (o) out.set(c, o);
+  }
+  return out;
+}
+
+/** The Yahtzee bonus that recording these dice earns (classic13, §3.3 item 2). */
+function yahtzeeBonus(rules, boxes, dice) {
+  return rules === "classic13" && dice.every((d) => d === dice[0]) && boxes.get("yahtzee") === 50 ? YAHTZEE_BONUS : 0;
+}
+
+/** The upper bonus earned by writing `pts` into `category` when the upper boxes held `upperBefore`. */
+function upperBonus(rules, upperBefore, category, pts) {
+  if (!isUpper(category)) return 0;
+  return upperBefore < UPPER_BONUS_AT && UPPER_BONUS_AT <= upperBefore + pts ? UPPER_BONUS[rules] : 0;
+}
+
+function cardOf(rules, card) {
+  return new Map(CATEGORIES[rules].map((c) => [c, card[c] === undefined ? null : card[c]]));
 }
 
 /**
@@ -257,280 +653,973 @@ export function scoreBox(rules, category, dice) {
  * open boxes, the house rule upper_first, and classic13's forced joker and Yahtzee bonus.
  */
 export function scoreOptions(rules, card, dice, upperFirst = false) {
-  const r = SCORING[rules];
-  const c = countsOf(dice);
-  let open = Object.keys(r.boxes).filter((id) => card[id] === null || card[id] === undefined);
-  if (upperFirst && open.some((id) => UPPER.includes(id))) open = open.filter((id) => UPPER.includes(id));
+  const boxes = cardOf(rules, card);
+  const bonus = yahtzeeBonus(rules, boxes, dice);
   const out = {};
-  const fiveAlike = maxAlike(c) === 5;
-  if (r.yahtzeeBonus && fiveAlike && card[r.fiveAlike] !== null && card[r.fiveAlike] !== undefined) {
-    const face = c.indexOf(5);
-    const bonus = card[r.fiveAlike] > 0 ? r.yahtzeeBonus : 0;
-    const own = UPPER[face - 1];
-    if (open.includes(own)) return { [own]: { points: 5 * face, yahtzee_bonus: bonus, joker: false } };
-    const lower = open.filter((id) => !UPPER.includes(id));
-    if (lower.length) {
-      for (const id of lower) out[id] = { points: r.jokerPoints[id] ?? 5 * face, yahtzee_bonus: bonus, joker: true };
-      return out;
-    }
-    for (const id of open) out[id] = { points: 0, yahtzee_bonus: bonus, joker: false };
-    return out;
-  }
-  for (const id of open) out[id] = { points: r.boxes[id](c), yahtzee_bonus: 0, joker: false };
+  for (const [c, [points, joker]] of legalBoxes(rules, boxes, dice, upperFirst)) out[c] = { points, yahtzee_bonus: bonus, joker };
   return out;
 }
 
-/** {upper, upper_bonus, lower, yahtzee_bonus, total} of a card. */
-export function cardTotals(rules, card, yahtzeeBonus = 0) {
-  const r = SCORING[rules];
-  let upper = 0;
-  let lower = 0;
-  for (const id of Object.keys(r.boxes)) {
-    if (UPPER.includes(id)) upper += card[id] || 0;
-    else lower += card[id] || 0;
-  }
-  const bonus = upper >= 63 ? r.upperBonus : 0;
-  return { upper, upper_bonus: bonus, lower, yahtzee_bonus: yahtzeeBonus, total: upper + bonus + lower + yahtzeeBonus };
+// ------------------------------------------------------------------ bots (SPEC §4.5)
+// greedy and ev, as fairdice/bots/policies.py plays them: candidates in canonical order (holds by
+// position mask, then boxes in table order), ties within 1e-9 of the best broken by `tiebreak`.
+// Every value is a multiple of 6^-10, so a tie is exact and no rounding can make or break one.
+
+const TIE_TOLERANCE = 1e-9;
+const FACES = [1, 2, 3, 4, 5, 6];
+
+/** Sorted face multisets of `size` dice (combinations with replacement, lexicographic). */
+function multisets(size, from = 1) {
+  if (size === 0) return [[]];
+  const out = [];
+  for (let f = from; f <= 6; f++) for (const rest of multisets(size - 1, f)) out.push([f, ...rest]);
+  return out;
 }
 
-// ------------------------------------------------------------------ log replay
+const ROLLS = multisets(DICE);
+const ROLL_INDEX = new Map(ROLLS.map((r, i) => [r.join(""), i]));
+const KEEPS = [0, 1, 2, 3, 4, 5].flatMap((n) => multisets(n));
+const KEEP_INDEX = new Map(KEEPS.map((k, i) => [k.join(""), i]));
+let turnSpace = null;
 
-const HEX64 = /^[0-9a-f]{64}$/;
+function factorial(n) {
+  return n <= 1 ? 1 : n * factorial(n - 1);
+}
 
-function isInt(x) {
-  return Number.isInteger(x) && x >= 0;
+/** Probability that fresh dice show exactly this multiset. */
+function multisetProbability(faces) {
+  let ways = factorial(faces.length);
+  for (const n of countsOf(faces)) ways /= factorial(n);
+  return ways / 6 ** faces.length;
+}
+
+/** Every sub-multiset of a sorted roll (the empty one and the roll itself included), as keep indices. */
+function subKeeps(roll) {
+  const subs = new Set();
+  for (let mask = 0; mask < 32; mask++) subs.add(KEEP_INDEX.get(roll.filter((_, p) => mask >> p & 1).join("")));
+  return [...subs];
+}
+
+/** TRANSITION[k]: the rolls that keeping k and rerolling the rest gives, with their probabilities. */
+function space() {
+  if (!turnSpace) {
+    const transition = KEEPS.map((keep) => multisets(DICE - keep.length).map((fresh) => [
+      ROLL_INDEX.get([...keep, ...fresh].sort().join("")), multisetProbability(fresh)]));
+    turnSpace = { transition, subkeeps: ROLLS.map(subKeeps) };
+  }
+  return turnSpace;
+}
+
+const GAINS = new Map(); // per card: the immediate gain of every legal box for every roll
+const KEEP_VALUES = new Map(); // per card: ev's value of every hold with one and with two rolls left
+
+function cardKey(rules, boxes, upperFirst) {
+  return `${rules}|${upperFirst}|${CATEGORIES[rules].map((c) => boxes.get(c)).join(",")}`;
+}
+
+/** Immediate gain (points, upper bonus reached, Yahtzee bonus) of each open box for every roll; -Infinity where illegal. */
+function gainMatrix(rules, boxes, upperFirst) {
+  const key = cardKey(rules, boxes, upperFirst);
+  let m = GAINS.get(key);
+  if (m) return m;
+  let ids = CATEGORIES[rules].filter((c) => boxes.get(c) === null);
+  if (upperFirst && ids.some(isUpper)) ids = ids.filter(isUpper);
+  const upperSum = UPPER.reduce((a, c) => a + (boxes.get(c) || 0), 0);
+  const rows = ROLLS.map((roll) => {
+    const points = handPoints(rules, roll);
+    const yb = yahtzeeBonus(rules, boxes, roll);
+    return ids.map((c) => {
+      const o = scoreOnCard(rules, boxes, roll, c, upperFirst, points);
+      return o ? o[0] + yb + upperBonus(rules, upperSum, c, o[0]) : -Infinity;
+    });
+  });
+  m = { ids, rows };
+  GAINS.set(key, m);
+  return m;
+}
+
+function expectation(transition, values) {
+  return transition.map((row) => row.reduce((a, [r, p]) => a + p * values[r], 0));
+}
+
+/** ev: the expected best gain of every hold with one and with two rolls left in this turn. */
+function keepValues(rules, boxes, upperFirst) {
+  const key = cardKey(rules, boxes, upperFirst);
+  let kv = KEEP_VALUES.get(key);
+  if (kv) return kv;
+  const { transition, subkeeps } = space();
+  const last = gainMatrix(rules, boxes, upperFirst).rows.map((row) => Math.max(...row));
+  const oneLeft = expectation(transition, last);
+  const secondLast = last.map((v, r) => Math.max(v, ...subkeeps[r].map((k) => oneLeft[k])));
+  kv = [oneLeft, expectation(transition, secondLast)];
+  KEEP_VALUES.set(key, kv);
+  return kv;
+}
+
+/** Every distinct hold that rerolls a die: [positions, keep index], the lowest positions showing it, by mask. */
+function holdCandidates(dice) {
+  const seen = new Map();
+  for (let mask = 0; mask < 31; mask++) {
+    const kept = dice.filter((_, p) => mask >> p & 1).sort();
+    const wanted = countsOf(kept);
+    const positions = [];
+    dice.forEach((d, p) => {
+      if (wanted[d] > 0) {
+        wanted[d] -= 1;
+        positions.push(p);
+      }
+    });
+    const canonical = positions.reduce((a, p) => a | (1 << p), 0);
+    if (!seen.has(canonical)) seen.set(canonical, [positions, KEEP_INDEX.get(kept.join(""))]);
+  }
+  return [...seen].sort((a, b) => a[0] - b[0]).map(([, c]) => c);
+}
+
+function scoreCandidates(rules, boxes, dice, upperFirst) {
+  const { ids, rows } = gainMatrix(rules, boxes, upperFirst);
+  const row = rows[ROLL_INDEX.get([...dice].sort().join(""))];
+  return ids.map((category, j) => ({ action: "score", category, value: row[j] })).filter((c) => c.value !== -Infinity);
+}
+
+const POLICIES = {
+  greedy(rules, boxes, dice, roll, upperFirst) {
+    const scores = scoreCandidates(rules, boxes, dice, upperFirst);
+    if (roll === 3 || scores.some((c) => FIXED_POINTS[rules].includes(c.category) && c.value > 0)) return scores;
+    const c = countsOf(dice);
+    const face = FACES.reduce((best, f) => (c[f] > 0 && (c[f] > c[best] || (c[f] === c[best] && f > best)) ? f : best), dice[0]);
+    const hold = dice.flatMap((d, p) => (d === face ? [p] : []));
+    return hold.length === DICE ? scores : [{ action: "roll", hold, value: Infinity }];
+  },
+  ev(rules, boxes, dice, roll, upperFirst) {
+    const scores = scoreCandidates(rules, boxes, dice, upperFirst);
+    if (roll === 3) return scores;
+    const values = keepValues(rules, boxes, upperFirst)[3 - roll - 1];
+    return [...holdCandidates(dice).map(([hold, k]) => ({ action: "roll", hold, value: values[k] })), ...scores];
+  },
+};
+
+/** The decision of bot `id` after roll `roll`: {action: "roll", hold} or {action: "score", category}. */
+export async function botDecision(id, rules, boxes, dice, roll, upperFirst, tiebreak) {
+  const candidates = POLICIES[id](rules, boxes, dice, roll, upperFirst);
+  if (!candidates.length) throw new Error("no legal decision");
+  const best = Math.max(...candidates.map((c) => c.value));
+  const tied = candidates.filter((c) => c.value >= best - TIE_TOLERANCE);
+  return tied[tied.length > 1 ? await tiebreak(tied.length) : 0];
+}
+
+/** The published bots: {id: {version, params}}; the hash is SHA-256 of canonical {id, version, params}. */
+export const PUBLISHED_BOTS = Object.freeze({
+  greedy: { version: "1", params: {} },
+  ev: { version: "1", params: {} },
+  optimal: {
+    version: "1",
+    params: {
+      table_sha256: { // fairdice/bots/tables/manifest.json (a Node test checks this copy)
+        classic13: "c5af1b3cc3f5220933a02df699c8d0a6bb9e80a2590e0f125a12f6f05384fab9",
+        yacht: "7470ab98086c464a58f9ca4bf43a65ea1b71c631c3e20fbedc95c7cae26d07d1",
+        yatzy: "2444817579155613f19f42757e2a253a9906b0ee983ecb5fe25e7969f11eff5d",
+      },
+    },
+  },
+});
+
+let publishedHashes = null;
+
+/** {id: hash} of the published bots. */
+export async function publishedBotHashes() {
+  if (!publishedHashes) {
+    const entries = await Promise.all(Object.entries(PUBLISHED_BOTS).map(async ([id, { version, params }]) =>
+      [id, await sha256Hex(enc.encode(canonicalJSON({ id, version, params })))]));
+    publishedHashes = Object.fromEntries(entries);
+  }
+  return publishedHashes;
+}
+
+// ------------------------------------------------------------------ the fields of SPEC §5
+
+const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x) && !(x instanceof JsonFloat);
+const isInt = (x) => typeof x === "number" && Number.isInteger(x);
+const isStr = (x) => typeof x === "string";
+const isBool = (x) => typeof x === "boolean";
+const isHex = (x, n) => isStr(x) && x.length === n && /^[0-9a-f]*$/.test(x);
+const isDice = (x) => Array.isArray(x) && x.length === DICE && x.every((d) => isInt(d) && d >= 1 && d <= 6);
+const sameKeys = (obj, names) => Object.keys(obj).length === names.length && names.every((k) => has(obj, k));
+const nSeats = (h) => (Array.isArray(h.seats) ? h.seats.length : 0);
+/** A hold: sorted distinct positions 0..4. */
+const isHold = (hold) => hold.every((p, j) => p >= 0 && p <= 4 && (j === 0 || p > hold[j - 1]));
+/** Python's str() of a list of seats, in failure texts the reference also writes. */
+const pyList = (xs) => `[${xs.map((x) => (x === null ? "None" : String(x))).join(", ")}]`;
+
+function seatOk(s) {
+  if (!isObject(s) || !seatNameValid(s.name)) return false;
+  if (s.type === "human" && sameKeys(s, ["type", "name"])) return true;
+  const bot = s.bot;
+  return s.type === "bot" && sameKeys(s, ["type", "name", "bot"]) && isObject(bot) && sameKeys(bot, ["id", "version", "hash"])
+    && isStr(bot.id) && isStr(bot.version) && isHex(bot.hash, 64);
+}
+
+const TOTAL_PARTS = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"];
+// name -> [what is expected, check(value, header)]
+const TOP_FIELDS = {
+  format: ["fairdice-log", (v) => v === "fairdice-log"],
+  version: [1, (v) => v === 1],
+  header: ["an object", isObject],
+  commitment_signature: ["a hex string, or no such field (unsigned)", isStr],
+  events: ["an array", Array.isArray],
+  final: ["an object, or null while the game is in progress", (v) => v === null || isObject(v)],
+  signature: ["a hex string, or no such field (unsigned)", isStr],
+};
+const HEADER_FIELDS = {
+  scheme: [SCHEME, (v) => v === SCHEME],
+  game_id: ["1 to 64 printable ASCII characters", (v) => isStr(v) && /^[\x20-\x7e]{1,64}$/.test(v)],
+  rules: ["yacht, yatzy or classic13", (v) => isStr(v) && has(CATEGORIES, v)],
+  upper_first: ["true or false", isBool],
+  seats: ["1 to 6 seats as in SPEC §5.2", (v) => Array.isArray(v) && v.length >= 1 && v.length <= 6 && v.every(seatOk)],
+  first: ['a seat index or "random"', (v, h) => v === "random" || (isInt(v) && v >= 0 && v < nSeats(h))],
+  commitment: ["64 lowercase hex digits", (v) => isHex(v, 64)],
+  seed_secret: ["true or false", isBool],
+  key_id: ["16 lowercase hex digits", (v) => isHex(v, 16)],
+  public_key: ["64 lowercase hex digits", (v) => isHex(v, 64)],
+};
+const FINAL_FIELDS = {
+  status: ['"finished" or "abandoned"', (v) => v === "finished" || v === "abandoned"],
+  server_seed: ["64 lowercase hex digits", (v) => isHex(v, 64)],
+  totals: ["one object of integers upper, upper_bonus, lower, yahtzee_bonus, total per seat",
+    (v, h) => Array.isArray(v) && v.length === nSeats(h)
+      && v.every((t) => isObject(t) && sameKeys(t, TOTAL_PARTS) && TOTAL_PARTS.every((k) => isInt(t[k])))],
+  winner: ["a seat index or null", (v) => v === null || isInt(v)],
+  draw: ["true or false", isBool],
+};
+const EVENT_FIELDS = {
+  client_seed: ["type", "seat", "client_seed"],
+  start: ["type", "first", "rolloff"],
+  roll: ["type", "seat", "turn", "roll", "hold", "dice"],
+  score: ["type", "seat", "turn", "category", "points", "joker", "yahtzee_bonus", "upper_bonus", "total"],
+  abandon: ["type", "seat"],
+};
+const SCORE_FIELDS = ["points", "joker", "yahtzee_bonus", "upper_bonus", "total"];
+
+/** Is `v` a good value of field `name` of an event of `kind` (SPEC §5.3) in a game of `n` seats? */
+function eventFieldOk(kind, name, v, n) {
+  switch (name) {
+    case "seat":
+      if (kind === "abandon") return v === null || (isInt(v) && v >= 0 && v < n);
+      return isInt(v) || (v === null && kind === "client_seed");
+    case "turn": case "roll": case "points": case "yahtzee_bonus": case "upper_bonus": case "total":
+      return isInt(v);
+    case "first":
+      return isInt(v) && v >= 0 && v < n;
+    case "hold":
+      return Array.isArray(v) && v.every(isInt);
+    case "dice":
+      return isDice(v);
+    case "joker":
+      return isBool(v);
+    case "rolloff":
+      return Array.isArray(v) && v.every((rnd) => Array.isArray(rnd) && rnd.every((e) =>
+        isObject(e) && sameKeys(e, ["seat", "dice"]) && isInt(e.seat) && isDice(e.dice)));
+    default: // client_seed, category
+      return isStr(v);
+  }
+}
+
+/** Deep equality of JSON values, types included (1 is not true, 1.0 is not 1). */
+function sameJSON(a, b) {
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((x, i) => sameJSON(x, b[i]));
+  }
+  if (isObject(a) || isObject(b)) {
+    return isObject(a) && isObject(b) && sameKeys(b, Object.keys(a)) && Object.keys(a).every((k) => sameJSON(a[k], b[k]));
+  }
+  return a === b;
+}
+
+/** [path, expected, found] at the first place two JSON values differ, or null. */
+function firstDifference(expected, found, path) {
+  if (Array.isArray(expected) && Array.isArray(found) && expected.length === found.length) {
+    for (let i = 0; i < expected.length; i++) {
+      const d = firstDifference(expected[i], found[i], `${path}[${i}]`);
+      if (d) return d;
+    }
+    return null;
+  }
+  if (isObject(expected) && isObject(found) && sameKeys(found, Object.keys(expected))) {
+    for (const k of Object.keys(expected)) {
+      const d = firstDifference(expected[k], found[k], `${path}.${k}`);
+      if (d) return d;
+    }
+    return null;
+  }
+  return sameJSON(expected, found) ? null : [path, expected, found];
+}
+
+// ------------------------------------------------------------------ receipt and keys (SPEC §5.5, §6)
+
+const RECEIPT_REQUIRED = ["game_id", "seat", "commitment", "client_seed"];
+const RECEIPT_OPTIONAL = ["format", "version", "header", "commitment_signature", "public_key"];
+
+/** The first reason why `r` is no usable receipt (SPEC §5.5), or null. */
+async function receiptProblem(r) {
+  if (!isObject(r)) return "a receipt is a JSON object";
+  const missing = RECEIPT_REQUIRED.find((k) => !has(r, k));
+  if (missing) return `${missing}: missing`;
+  const extra = Object.keys(r).filter((k) => !RECEIPT_REQUIRED.includes(k) && !RECEIPT_OPTIONAL.includes(k)).sort(byCodePoint)[0];
+  if (extra !== undefined) return `${extra}: no such field in a receipt`;
+  if ((has(r, "format") && r.format !== "fairdice-receipt") || (has(r, "version") && r.version !== 1)) {
+    return 'format/version: expected "fairdice-receipt" version 1';
+  }
+  if (!isStr(r.game_id) || !r.game_id) return "game_id: expected a non-empty string";
+  if (r.seat !== null && !(isInt(r.seat) && r.seat >= 0)) return "seat: expected a seat index, or null for the operator of a game without humans";
+  if (!isHex(r.commitment, 64)) return "commitment: expected 64 lowercase hex digits";
+  if (!isStr(r.client_seed)) return "client_seed: expected a string";
+  for (const [name, n] of [["public_key", 64], ["commitment_signature", 128]]) {
+    if (given(r, name) && !isHex(r[name], n)) return `${name}: expected ${n} lowercase hex digits`;
+  }
+  if (!given(r, "header")) return null;
+  const header = r.header;
+  if (!isObject(header)) return "header: expected the signed header, an object";
+  for (const name of ["game_id", "commitment", "public_key"]) {
+    if (has(header, name) && given(r, name) && !sameJSON(header[name], r[name])) return `header.${name}: differs from the receipt's own ${name}`;
+  }
+  if (!given(r, "commitment_signature")) return null;
+  const key = r.public_key || header.public_key;
+  if (!isHex(key, 64)) return "commitment_signature: no public key to check it with";
+  const valid = await ed25519Verify(key, r.commitment_signature, enc.encode(canonicalJSON(header)));
+  return valid === false ? "commitment_signature: not a valid signature of the receipt's header by its key" : null;
+}
+
+/** A field of a receipt that is there and not null (null counts as absent). */
+const given = (r, name) => has(r, name) && r[name] !== null;
+
+/** The player's receipt, held to its shape and to itself; a receipt that cannot serve as evidence is unusable input. */
+async function readReceipt(input) {
+  if (input === undefined || input === null) return null;
+  let r;
+  try {
+    r = readJSON(input);
+  } catch (err) {
+    if (err instanceof UnusableInput) throw new UnusableInput(`receipt: ${err.message}`);
+    throw err;
+  }
+  const problem = await receiptProblem(r);
+  if (problem) throw new UnusableInput(`receipt: ${problem}`);
+  return r;
+}
+
+/** The trusted keys as lowercase hex, or null when none is given. */
+function readTrustedKeys(keys) {
+  if (keys === undefined || keys === null || (Array.isArray(keys) && !keys.length)) return null;
+  const list = Array.isArray(keys) ? keys : [keys];
+  return list.map((k, i) => {
+    if (typeof k !== "string" || !/^[0-9a-fA-F]{64}$/.test(k)) {
+      throw new UnusableInput(`trustedKeys[${i}]: expected 64 hex digits (a raw Ed25519 public key), found ${String(k).slice(0, 80)}`);
+    }
+    return k.toLowerCase();
+  });
+}
+
+// ------------------------------------------------------------------ the verification (SPEC §7)
+
+/** The replay cannot meaningfully go on. */
+class Stop extends Error {}
+
+const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+
+function failureText(f) {
+  if (f.check === "seed.revealed") return "the game is not over: its server seed is not revealed yet, so its dice cannot be checked";
+  return `event ${f.event === null ? "-" : f.event}, ${f.field}: expected ${show(f.expected)}, found ${show(f.found)}`;
+}
+
+class Verification {
+  constructor(doc, { trustedKeys, receipt, allowUnsigned, onProgress }) {
+    this.doc = doc;
+    this.trustedKeys = trustedKeys;
+    this.receipt = receipt;
+    this.allowUnsigned = allowUnsigned;
+    this.onProgress = onProgress;
+    this.statuses = Object.fromEntries(CHECKS.map((c) => [c, "skip"]));
+    this.failures = [];
+    this.unlisted = {};
+    this.notes = {}; // check -> why it was skipped or could not be checked here
+    this.info = { gameId: null, rules: null, status: null, signed: false, trusted: false, seedSecret: null };
+    this.view = { clientSeeds: [], rolls: [], rolloff: [], scores: [], counts: { rolls: 0, scores: 0, botDecisions: 0 } };
+    this.signers = null; // the keys a signature may be from, once the log has the fields the signatures cover
+    this.hmac = null; // the HMAC key of the revealed server seed
+    this.stoppedAt = undefined;
+  }
+
+  // -- bookkeeping
+  fail(check, event, fieldName, expected, found) {
+    this.statuses[check] = "fail";
+    if (this.failures.filter((f) => f.check === check).length < MAX_LISTED) {
+      this.failures.push({ check, event, field: fieldName, expected, found });
+    } else this.unlisted[check] = (this.unlisted[check] || 0) + 1;
+  }
+
+  passed(...checks) {
+    for (const c of checks) if (this.statuses[c] === "skip") this.statuses[c] = "pass";
+  }
+
+  /** Nothing failed here, but this browser could not check it (Ed25519, the optimal bot). */
+  notChecked(check, why) {
+    if (this.statuses[check] !== "fail") this.statuses[check] = "unchecked";
+    this.notes[check] = why;
+  }
+
+  expect(check, event, fieldName, expected, found) {
+    if (sameJSON(expected, found)) return true;
+    this.fail(check, event, fieldName, expected, found);
+    return false;
+  }
+
+  stop(check, event, fieldName, expected, found) {
+    this.fail(check, event, fieldName, expected, found);
+    this.stoppedAt = event;
+    throw new Stop();
+  }
+
+  async run() {
+    try {
+      this.checkFormat();
+      this.checkReceipt();
+      await this.checkKeyAndCommitment();
+      await this.checkSeed();
+      await this.replayEvents();
+      this.checkEnd();
+    } catch (err) {
+      if (!(err instanceof Stop)) throw err;
+    }
+    if (this.signers !== null) await this.checkFinalSignature(); // last, as the reference does
+  }
+
+  // -- log.format: the fields and types of SPEC §5
+  checkFormat() {
+    const doc = this.doc;
+    this.fieldsOk(doc, "", TOP_FIELDS, doc, ["commitment_signature", "signature"]);
+    if (this.statuses["log.format"] === "fail") throw new Stop();
+    const h = doc.header;
+    this.fieldsOk(h, "header.", HEADER_FIELDS, h);
+    this.info.gameId = isStr(h.game_id) ? h.game_id : null;
+    this.info.rules = HEADER_FIELDS.rules[1](h.rules) ? h.rules : null;
+    this.info.seedSecret = isBool(h.seed_secret) ? h.seed_secret : null;
+    if (doc.final !== null) this.fieldsOk(doc.final, "final.", FINAL_FIELDS, h);
+    this.info.status = doc.final ? doc.final.status : "in progress";
+    if (this.statuses["log.format"] === "fail") throw new Stop();
+    this.passed("log.format");
+  }
+
+  /** Every field present (or optional) and well typed, and no other field. */
+  fieldsOk(obj, prefix, fields, header, optional = []) {
+    for (const [name, [wanted, good]] of Object.entries(fields)) {
+      if (!has(obj, name)) {
+        if (!optional.includes(name)) this.fail("log.format", null, prefix + name, "present", "missing");
+      } else if (!good(obj[name], header)) this.fail("log.format", null, prefix + name, wanted, obj[name]);
+    }
+    for (const name of Object.keys(obj)) if (!has(fields, name)) this.fail("log.format", null, prefix + name, "no such field", obj[name]);
+  }
+
+  // -- receipt.match (SPEC §5.5): the log is the game the player joined, with the seed the player sent
+  checkReceipt() {
+    const r = this.receipt;
+    if (!r) return;
+    const h = this.doc.header;
+    this.expect("receipt.match", null, "game_id", r.game_id, h.game_id);
+    this.expect("receipt.match", null, "commitment", r.commitment, h.commitment);
+    if (given(r, "header") && canonicalJSON(r.header) !== canonicalJSON(h)) {
+      this.fail("receipt.match", null, ...(firstDifference(r.header, h, "header") || ["header", r.header, h]));
+    }
+    if (given(r, "public_key")) this.expect("receipt.match", null, "public_key", r.public_key, h.public_key);
+    const seatOf = (e) => (has(e, "seat") ? e.seat : null);
+    const sent = this.doc.events.flatMap((e, i) => (isObject(e) && e.type === "client_seed" && seatOf(e) === r.seat ? [i] : []));
+    if (!sent.length) this.fail("receipt.match", null, "client_seed", r.client_seed, "no client seed from that seat");
+    for (const i of sent) {
+      const e = this.doc.events[i];
+      this.expect("receipt.match", i, "client_seed", r.client_seed, has(e, "client_seed") ? e.client_seed : null);
+    }
+    this.passed("receipt.match");
+  }
+
+  // -- log.key, sig.commitment (SPEC §6)
+  async checkKeyAndCommitment() {
+    const doc = this.doc;
+    const h = doc.header;
+    const kid = (await sha256Hex(hexToBytes(h.public_key))).slice(0, 16);
+    this.expect("log.key", null, "header.key_id", kid, h.key_id);
+    // trusted: the keys given, else the key the receipt says the player saw when the game was created
+    const trusted = this.trustedKeys || (this.receipt && given(this.receipt, "public_key") ? [this.receipt.public_key] : null);
+    if (trusted === null) {
+      this.signers = [h.public_key];
+      this.notes["log.key"] = `key ${kid} is the log's own key: no trusted key was given, so who made this log was not checked`;
+    } else {
+      this.info.trusted = true;
+      this.signers = trusted;
+      if (!trusted.includes(h.public_key)) this.fail("log.key", null, "header.public_key", "a trusted key: " + trusted.join(", "), h.public_key);
+      this.notes["log.key"] = `key ${kid} is the server's published key`;
+    }
+    this.passed("log.key");
+    this.info.signed = has(doc, "commitment_signature") && has(doc, "signature");
+    if (has(doc, "commitment_signature")) {
+      await this.checkSignature("sig.commitment", "commitment_signature", canonicalJSON(h), "a valid signature of the header");
+    } else if (!this.allowUnsigned) this.fail("sig.commitment", null, "commitment_signature", "present", "missing");
+    else this.notes["sig.commitment"] = "unsigned (allowed): nothing shows that the server promised this header before the client seeds";
+  }
+
+  // -- sig.final (SPEC §6): checked last
+  async checkFinalSignature() {
+    const doc = this.doc;
+    if (!has(doc, "signature")) {
+      if (doc.final === null) return; // a game in progress is signed once it is over
+      if (!this.allowUnsigned) this.fail("sig.final", null, "signature", "present", "missing");
+      else this.notes["sig.final"] = "unsigned (allowed): the dice and scores re-derive, but nothing shows that the server sent this log";
+      return;
+    }
+    const unsigned = {};
+    for (const k of Object.keys(doc)) if (k !== "signature") unsigned[k] = doc[k];
+    await this.checkSignature("sig.final", "signature", canonicalJSON(unsigned), "a valid signature of the log");
+  }
+
+  async checkSignature(check, name, text, wanted) {
+    const sig = this.doc[name];
+    let verdict = false;
+    if (/^[0-9a-f]{128}$/.test(sig)) {
+      const data = enc.encode(text);
+      for (const key of this.signers) {
+        const ok = await ed25519Verify(key, sig, data);
+        if (ok === true) {
+          verdict = true;
+          break;
+        }
+        if (ok === null) verdict = null;
+      }
+    }
+    if (verdict === null) this.notChecked(check, "this browser cannot check Ed25519 signatures: run fairdice-verify game.json");
+    else if (!verdict) this.fail(check, null, name, wanted, sig);
+    this.passed(check);
+  }
+
+  // -- seed.revealed, seed.commitment (SPEC §2.1)
+  async checkSeed() {
+    const fin = this.doc.final;
+    if (fin === null) {
+      this.fail("seed.revealed", null, "final", "a finished or abandoned game; this one is not over, so its server seed is not " +
+        "revealed and its dice cannot be checked", null);
+      return;
+    }
+    this.passed("seed.revealed");
+    this.expect("seed.commitment", null, "header.commitment", await commitmentOf(fin.server_seed), this.doc.header.commitment);
+    this.passed("seed.commitment");
+    this.hmac = await hmacKey(fin.server_seed);
+  }
+
+  // -- the replay (SPEC §2.2-§4)
+  /** log.format for one event: its type, exactly its fields, and their JSON types. */
+  eventFormat(i, ev) {
+    const kind = isObject(ev) && has(ev, "type") ? ev.type : null;
+    if (!isStr(kind) || !has(EVENT_FIELDS, kind)) {
+      this.stop("log.format", i, "type", "one of " + Object.keys(EVENT_FIELDS).join(", "), isObject(ev) ? kind : ev);
+    }
+    const names = EVENT_FIELDS[kind];
+    if (!sameKeys(ev, names)) {
+      const odd = [...names.filter((k) => !has(ev, k)), ...Object.keys(ev).filter((k) => !names.includes(k))].sort(byCodePoint);
+      this.stop("log.format", i, odd.join(","), names, Object.keys(ev).sort(byCodePoint));
+    }
+    for (const name of names.slice(1)) {
+      if (!eventFieldOk(kind, name, ev[name], this.nSeats)) this.stop("log.format", i, name, "see SPEC §5.3", ev[name]);
+    }
+  }
+
+  newGame() {
+    const h = this.doc.header;
+    const n = this.nSeats = h.seats.length;
+    const cats = CATEGORIES[h.rules];
+    const humans = h.seats.flatMap((s, i) => (s.type === "human" ? [i] : []));
+    return {
+      h, n, rules: h.rules, upperFirst: h.upper_first, nBoxes: n * cats.length,
+      boxes: h.seats.map(() => new Map(cats.map((c) => [c, null]))), // per seat: category -> points, null while open
+      bonus: h.seats.map(() => [0, 0]), // per seat: upper bonus, Yahtzee bonuses
+      filled: Array(n).fill(0), total: Array(n).fill(0), upper: Array(n).fill(0),
+      humans, senders: humans.length ? humans : [null], // who sends a client seed: the human seats, else the operator
+      seeds: new Map(), phase: "seeds", // then "play", then "over" or "abandoned"
+      cur: null, rolls: 0, dice: [0, 0, 0, 0, 0], derive: null, nRolls: 0, nScores: 0,
+      isBot: h.seats.map((s) => s.type === "bot"),
+      rollEvents: this.doc.events.filter((e) => isObject(e) && e.type === "roll").length,
+    };
+  }
+
+  /** Replay the events in order, re-deriving the dice from the revealed seed (without one: taking the logged dice). */
+  async replayEvents() {
+    const g = this.game = this.newGame();
+    await this.checkBotIdentities();
+    for (const [i, ev] of this.doc.events.entries()) {
+      const kind = isObject(ev) && has(ev, "type") ? ev.type : null;
+      if (kind === "roll" && g.phase === "play") await this.onRoll(i, ev, g);
+      else if (kind === "score" && g.phase === "play") await this.onScore(i, ev, g);
+      else await this.onOtherEvent(i, ev, kind, g);
+    }
+    this.passed("client_seed.valid");
+    if (g.phase !== "seeds") this.passed("start.first");
+    if (g.nRolls) this.passed("turn.order", "roll.count", "roll.hold", "roll.dice");
+    if (g.nScores) this.passed("score.category", "score.points");
+  }
+
+  /** turn.order, the bot's decision and roll.count for a roll or a score (called only when something is to be said, or for a bot). */
+  async checkMove(i, ev, g) {
+    const turn = g.filled[g.cur] + 1;
+    if (ev.seat !== g.cur) this.stop("turn.order", i, "seat", g.cur, ev.seat);
+    if (ev.turn !== turn) this.stop("turn.order", i, "turn", turn, ev.turn);
+    if (g.isBot[g.cur] && g.rolls > 0) await this.checkBotDecision(i, ev, g, turn);
+    if (ev.type === "roll" && (g.rolls === 3 || ev.roll !== g.rolls + 1)) {
+      this.stop("roll.count", i, "roll", g.rolls < 3 ? g.rolls + 1 : "a box after the third roll", ev.roll);
+    }
+    if (ev.type === "score" && g.rolls === 0) this.stop("roll.count", i, "type", "roll (a turn begins with a roll)", "score");
+  }
+
+  async onRoll(i, ev, g) {
+    this.eventFormat(i, ev);
+    const { seat, turn, roll, hold, dice: logged } = ev;
+    const entry = { index: i, seat, turn, roll, hold, dice: logged, expected: null, ok: false, detail: "" };
+    this.view.rolls.push(entry);
+    if (seat !== g.cur || turn !== g.filled[g.cur] + 1 || roll !== g.rolls + 1 || roll > 3 || g.isBot[g.cur]) await this.checkMove(i, ev, g);
+    if (hold.length && (roll === 1 || !isHold(hold))) {
+      this.stop("roll.hold", i, "hold", roll === 1 ? "[] on roll 1" : "sorted distinct positions 0..4", hold);
+    }
+    // roll.dice: every die re-derived; a held die keeps its value (the stream is not shifted)
+    const dice = g.derive ? await g.derive.roll(seat, turn, roll) : [...logged];
+    for (const p of hold) dice[p] = g.dice[p];
+    entry.expected = dice;
+    dice.forEach((d, p) => {
+      if (d !== logged[p]) this.fail("roll.dice", i, `dice[${p}]`, d, logged[p]);
+    });
+    g.dice = dice;
+    g.rolls = roll;
+    g.nRolls += 1;
+    if (this.onProgress) this.onProgress(g.nRolls, g.rollEvents);
+  }
+
+  async onScore(i, ev, g) {
+    if (!sameKeys(ev, EVENT_FIELDS.score) || !isInt(ev.seat) || !isInt(ev.turn)) this.eventFormat(i, ev);
+    const entry = { index: i, seat: ev.seat, turn: ev.turn, category: ev.category, points: ev.points, ok: false, detail: "" };
+    this.view.scores.push(entry);
+    if (ev.seat !== g.cur || ev.turn !== g.filled[g.cur] + 1 || g.rolls === 0 || g.isBot[g.cur]) await this.checkMove(i, ev, g);
+    // score.category: a box of the rule set, open, and legal for these dice
+    const cur = g.cur;
+    const boxes = g.boxes[cur];
+    const cat = ev.category;
+    if (!isStr(cat)) this.eventFormat(i, ev);
+    if (!boxes.has(cat)) this.stop("score.category", i, "category", `a category of ${g.rules}`, cat);
+    if (boxes.get(cat) !== null) this.stop("score.category", i, "category", "an open box", `${cat} (already filled)`);
+    const scored = scoreOnCard(g.rules, boxes, g.dice, cat, g.upperFirst);
+    if (!scored) this.stop("score.category", i, "category", "one of " + [...legalBoxes(g.rules, boxes, g.dice, g.upperFirst).keys()].join(", "), cat);
+    // score.points: points, joker, Yahtzee bonus, upper bonus and running total
+    const [pts, joker] = scored;
+    const yb = yahtzeeBonus(g.rules, boxes, g.dice);
+    const ub = upperBonus(g.rules, g.upper[cur], cat, pts);
+    boxes.set(cat, pts);
+    if (isUpper(cat)) g.upper[cur] += pts;
+    g.bonus[cur][0] += ub;
+    g.bonus[cur][1] += yb;
+    g.total[cur] += pts + ub + yb;
+    const mine = [pts, joker, yb, ub, g.total[cur]];
+    const found = SCORE_FIELDS.map((k) => ev[k]);
+    const typed = isInt(found[0]) && isBool(found[1]) && isInt(found[2]) && isInt(found[3]) && isInt(found[4]);
+    if (!typed || mine.some((m, k) => m !== found[k])) {
+      this.eventFormat(i, ev); // first: are these the right JSON types?
+      SCORE_FIELDS.forEach((name, k) => {
+        if (mine[k] !== found[k]) this.fail("score.points", i, name, mine[k], found[k]);
+      });
+    }
+    g.rolls = 0;
+    g.filled[cur] += 1;
+    g.nScores += 1;
+    if (g.nScores === g.nBoxes) g.phase = "over";
+    else g.cur = (cur + 1) % g.n;
+  }
+
+  async onOtherEvent(i, ev, kind, g) {
+    this.eventFormat(i, ev);
+    if (g.phase === "over" || g.phase === "abandoned") {
+      this.stop("game.complete", i, "type", "no event after " + (g.phase === "over" ? "the last box" : "the abandon event"), kind);
+    }
+    if (g.phase === "seeds" && g.seeds.size === g.senders.length && kind !== "start" && kind !== "client_seed") {
+      this.stop("turn.order", i, "type", "start (it follows the last client seed)", kind);
+    }
+    if (kind === "client_seed") this.onClientSeed(i, ev, g);
+    else if (kind === "start") {
+      if (g.phase !== "seeds") this.stop("turn.order", i, "type", "roll or score", kind);
+      const missing = g.senders.filter((s) => !g.seeds.has(s));
+      if (missing.length) this.fail("client_seed.valid", i, "type", `a client seed from seat(s) ${pyList(missing)} first`, kind);
+      const clientSeeds = g.senders.filter((s) => g.seeds.has(s)).map((s) => g.seeds.get(s)); // in seat order (§2.2)
+      this.view.clientSeeds = clientSeeds;
+      if (this.hmac) g.derive = new Deriver(this.hmac, g.h.game_id, clientSeeds);
+      g.cur = await this.checkStart(i, ev, g.h.first, g.derive);
+      g.phase = "play";
+    } else if (kind === "abandon") g.phase = "abandoned";
+    else this.stop("turn.order", i, "type", "start before any roll or score", kind); // a roll or a score before play began
+  }
+
+  onClientSeed(i, ev, g) {
+    const s = ev.seat;
+    if (g.phase !== "seeds") this.stop("client_seed.valid", i, "type", "no client seed once play has started", ev.type);
+    if (!g.senders.includes(s)) {
+      this.fail("client_seed.valid", i, "seat", g.humans.length ? `a human seat: ${pyList(g.humans)}` : "null (no human seat)", s);
+    } else if (g.seeds.has(s)) this.fail("client_seed.valid", i, "seat", "one client seed per seat", s);
+    else {
+      if (!clientSeedValid(ev.client_seed)) {
+        this.fail("client_seed.valid", i, "client_seed", "1 to 256 characters, none of those SPEC §2.2 excludes", ev.client_seed);
+      }
+      g.seeds.set(s, ev.client_seed);
+      if (g.phase === "seeds") this.view.clientSeeds = g.senders.filter((x) => g.seeds.has(x)).map((x) => g.seeds.get(x));
+    }
+  }
+
+  /** start.first: the fixed first seat, or the roll-off re-derived. Returns the true first seat. */
+  async checkStart(i, ev, first, derive) {
+    if (first !== "random") {
+      this.expect("start.first", i, "first", first, ev.first);
+      this.expect("start.first", i, "rolloff", [], ev.rolloff);
+      return first;
+    }
+    const logged = new Map();
+    ev.rolloff.forEach((rnd, r) => rnd.forEach((e) => logged.set(`${r + 1},${e.seat}`, e.dice)));
+    const rounds = [];
+    let alive = [...Array(this.nSeats).keys()];
+    for (let r = 1; alive.length > 1 && r <= 1000; r++) {
+      if (!derive && r > ev.rolloff.length) break; // no seed: check that the logged roll-off is consistent
+      const rnd = [];
+      for (const seat of alive) rnd.push({ seat, dice: derive ? await derive.rolloff(r, seat) : logged.get(`${r},${seat}`) ?? null });
+      rounds.push(rnd);
+      for (const e of rnd) {
+        const dice = logged.get(`${r},${e.seat}`) ?? null;
+        this.view.rolloff.push({ round: r, seat: e.seat, dice, expected: e.dice, ok: sameJSON(dice, e.dice) });
+      }
+      if (rnd.some((e) => e.dice === null)) break;
+      const best = Math.max(...rnd.map((e) => sumOf(e.dice)));
+      alive = rnd.filter((e) => sumOf(e.dice) === best).map((e) => e.seat);
+    }
+    const diff = firstDifference(rounds, ev.rolloff, "rolloff");
+    if (diff) this.fail("start.first", i, ...diff);
+    if (alive.length === 1) {
+      this.expect("start.first", i, "first", alive[0], ev.first);
+      return alive[0];
+    }
+    this.fail("start.first", i, "rolloff", "rounds until one seat has the highest sum", ev.rolloff);
+    return ev.first;
+  }
+
+  seatTotals(s) {
+    const g = this.game;
+    let upper = 0;
+    let lower = 0;
+    for (const [c, v] of g.boxes[s]) {
+      if (v !== null) {
+        if (isUpper(c)) upper += v;
+        else lower += v;
+      }
+    }
+    const [ub, yb] = g.bonus[s];
+    return { upper, upper_bonus: ub, lower, yahtzee_bonus: yb, total: upper + ub + lower + yb };
+  }
+
+  // -- game.complete, final.totals, final.winner (SPEC §4.4, §5.4)
+  checkEnd() {
+    const fin = this.doc.final;
+    const { phase } = this.game;
+    const events = this.doc.events;
+    if (fin === null) {
+      if (phase === "over" || phase === "abandoned") this.fail("game.complete", null, "final", "the final block of a game that is over", null);
+      return;
+    }
+    if (fin.status === "finished" && phase !== "over") {
+      const open = this.game.boxes.reduce((a, b) => a + [...b.values()].filter((v) => v === null).length, 0);
+      const shown = { play: `in progress (${open} boxes still open)`, seeds: "play never started", abandoned: "abandoned (an abandon event)" }[phase];
+      this.fail("game.complete", null, "final.status", `what the events show: ${shown}`, fin.status);
+    } else if (fin.status === "abandoned" && phase !== "abandoned") {
+      this.fail("game.complete", events.length ? events.length - 1 : null, "type", "an abandon event as the last event",
+        events.length ? events[events.length - 1].type : "no events");
+    }
+    this.passed("game.complete");
+    const totals = this.game.boxes.map((_, s) => this.seatTotals(s));
+    const diff = firstDifference(totals, fin.totals, "final.totals");
+    if (diff) this.fail("final.totals", null, ...diff);
+    this.passed("final.totals");
+    let winner = null;
+    let draw = false;
+    if (fin.status === "finished") {
+      const best = Math.max(...totals.map((t) => t.total));
+      const winners = totals.flatMap((t, s) => (t.total === best ? [s] : []));
+      winner = winners.length === 1 ? winners[0] : null;
+      draw = winners.length > 1;
+    }
+    this.expect("final.winner", null, "final.winner", winner, fin.winner);
+    this.expect("final.winner", null, "final.draw", draw, fin.draw);
+    this.passed("final.winner");
+  }
+
+  // -- bot.identity, bot.decision
+  async checkBotIdentities() {
+    const hashes = await publishedBotHashes();
+    this.botOk = {};
+    this.game.h.seats.forEach((seat, s) => {
+      if (seat.type !== "bot") return;
+      const { id, version, hash } = seat.bot;
+      let problem = null;
+      if (!has(PUBLISHED_BOTS, id)) problem = ["id", "a published policy: " + Object.keys(PUBLISHED_BOTS).sort().join(", "), id];
+      else if (PUBLISHED_BOTS[id].version !== version) problem = ["version", PUBLISHED_BOTS[id].version, version];
+      else if (hashes[id] !== hash) problem = ["hash", hashes[id], hash];
+      if (problem) this.fail("bot.identity", null, `header.seats[${s}].bot.${problem[0]}`, problem[1], problem[2]);
+      this.botOk[s] = !problem;
+    });
+    this.passed("bot.identity");
+  }
+
+  async checkBotDecision(i, ev, g, turn) {
+    const seat = g.cur;
+    if (!this.botOk[seat] || !g.derive) return;
+    const id = g.h.seats[seat].bot.id;
+    let decision;
+    if (id === "optimal" && !g.upperFirst) {
+      this.notChecked("bot.decision", "the optimal bot's decisions are not checked in the browser (its tables are too large): " +
+        "run `fairdice-verify game.json`");
+      return;
+    }
+    try {
+      if (id === "optimal") throw new Error("the optimal bot does not play the upper-first house rule");
+      decision = await botDecision(id, g.rules, g.boxes[seat], g.dice, g.rolls, g.upperFirst,
+        (k) => g.derive.tiebreak(seat, turn, g.rolls, k));
+    } catch (err) {
+      this.fail("bot.decision", i, "type", `a decision of the policy, which failed: ${err.message}`, ev.type);
+      return;
+    }
+    this.view.counts.botDecisions += 1;
+    if (decision.action !== ev.type) {
+      this.fail("bot.decision", i, "type", `${decision.action} ${decision.action === "roll" ? pyList(decision.hold) : decision.category}`,
+        `${ev.type} ${ev.type === "roll" ? pyList(ev.hold) : ev.category}`);
+    } else if (decision.action === "roll") this.expect("bot.decision", i, "hold", decision.hold, ev.hold);
+    else this.expect("bot.decision", i, "category", decision.category, ev.category);
+    this.passed("bot.decision");
+  }
+
+  // -- the report
+  passDetail(id) {
+    const v = this.view;
+    const g = this.game;
+    const first = this.doc.events.find((e) => isObject(e) && e.type === "start");
+    const details = {
+      "log.format": "the fields and types of SPEC §5",
+      "sig.commitment": "the header (commitment, rules, seats, bots) was signed before any client seed",
+      "sig.final": "the whole log is signed",
+      "seed.revealed": `server seed ${this.doc.final && this.doc.final.server_seed}`,
+      "seed.commitment": "SHA-256(server seed) equals the commitment",
+      "client_seed.valid": `${v.clientSeeds.length} client seed(s), each valid, before the start`,
+      "start.first": g && g.h.first === "random" ? `the roll-off re-derives: seat ${first && first.first} plays first`
+        : `seat ${first && first.first} plays first, as the header promised`,
+      "turn.order": "every roll and box belongs to the seat and turn whose move it was",
+      "roll.count": "one to three rolls a turn, numbered 1, 2, 3; every box after a roll",
+      "roll.hold": "every hold names valid positions, none on a first roll",
+      "roll.dice": `${g && g.nRolls} of ${g && g.nRolls} rolls re-derive from the seeds`,
+      "score.category": "every box was open and legal for its dice (joker and house rule included)",
+      "score.points": `${g && g.nScores} boxes re-score from their dice (bonuses and totals too)`,
+      "game.complete": this.info.status === "abandoned" ? "the game ends with its abandon event" : "every box of every seat is filled",
+      "final.totals": "every part of every seat's totals recomputes",
+      "final.winner": "the winner and the draw recompute",
+      "bot.identity": g && g.isBot.some(Boolean) ? "every bot is a published policy (id, version and hash)" : "no bot in this game",
+      "bot.decision": `${v.counts.botDecisions} bot decisions are the policy's own`,
+      "receipt.match": "the log is the game of your receipt: game id, commitment and your client seed",
+    };
+    return this.notes[id] || details[id];
+  }
+
+  checkEntries() {
+    const entries = [];
+    const stopped = this.stoppedAt !== undefined;
+    for (const id of CHECKS) {
+      const status = this.statuses[id];
+      const mine = this.failures.filter((f) => f.check === id);
+      const more = mine.length - 3 + (this.unlisted[id] || 0);
+      if (status === "fail") {
+        entries.push({ id, ok: false, status, detail: mine.slice(0, 3).map(failureText).join("; ") + (more > 0 ? ` (and ${more} more)` : "") });
+      } else if (status === "pass") entries.push({ id, ok: true, status, detail: this.passDetail(id) });
+      else if (status === "unchecked") entries.push({ id, ok: null, status, detail: this.notes[id] });
+      else if (this.notes[id]) entries.push({ id, ok: null, status, detail: this.notes[id] });
+      else if (stopped && id !== "receipt.match") entries.push({ id, ok: null, status, detail: "not checked: the replay stopped at the failure above" });
+      if (id === "seed.commitment" && this.info.seedSecret === false) {
+        entries.push({ id: "seed.secret", ok: null, status: "note",
+          detail: "this log's server seed was derived from a public value (fairdice simulate --seed): reproducible, not secret" });
+      }
+    }
+    return entries;
+  }
+
+  /** Mark the page's rolls and boxes: ok when nothing failed at that event. */
+  markEvents() {
+    const firstFailure = new Map();
+    for (const f of this.failures) if (f.event !== null && !firstFailure.has(f.event)) firstFailure.set(f.event, failureText(f));
+    for (const e of [...this.view.rolls, ...this.view.scores]) {
+      e.ok = !firstFailure.has(e.index);
+      e.detail = firstFailure.get(e.index) || "";
+    }
+  }
+
+  report() {
+    this.markEvents();
+    const failed = this.failures.length > 0 || Object.keys(this.unlisted).length > 0;
+    const unchecked = Object.values(this.statuses).includes("unchecked");
+    return {
+      ok: failed ? false : unchecked ? null : true,
+      error: null,
+      checks: this.checkEntries(),
+      statuses: { ...this.statuses },
+      failures: this.failures,
+      unlisted: { ...this.unlisted },
+      ...this.info,
+      clientSeeds: this.view.clientSeeds,
+      rolls: this.view.rolls,
+      rolloff: this.view.rolloff,
+      scores: this.view.scores,
+      document: this.doc,
+    };
+  }
+}
+
+function unusable(message) {
+  return {
+    ok: false, error: message, checks: [], statuses: {}, failures: [], unlisted: {}, gameId: null, rules: null, status: null,
+    signed: false, trusted: false, seedSecret: null, clientSeeds: [], rolls: [], rolloff: [], scores: [], document: null,
+  };
 }
 
 /**
- * Replay the dice of a fairdice log (SPEC §5) from its revealed seed.
+ * Verify a fairdice log (SPEC §7) in the browser or under Node.
  *
- * options.trustedKeys: public keys (hex) the caller trusts (e.g. from GET /v1/keys).
+ * log: the file's text (a string), its bytes (Uint8Array / ArrayBuffer), or an already parsed object.
+ * options.trustedKeys: public keys (hex) the caller trusts (e.g. from GET /v1/keys); none: the log's own key.
+ * options.receipt: the player's receipt (object or JSON text): the log must be the game it promised.
+ * options.allowUnsigned: accept a log without its signatures (and say what that does not prove).
  * options.onProgress(done, total): called as rolls are checked.
  *
- * Returns {ok, checks: [{id, ok, detail}], rolls: [...], rolloff: [...], clientSeeds, gameId}.
- * `ok` is null when a check could not be made (e.g. Ed25519 unsupported) and false on failure;
- * the report as a whole is ok when no check failed and the dice were replayed.
+ * Resolves to {ok, error, checks: [{id, ok, status, detail}], statuses: {id: "pass"|"fail"|"skip"|"unchecked"},
+ * failures: [{check, event, field, expected, found}], unlisted, gameId, rules, status, signed, trusted,
+ * seedSecret, clientSeeds, rolls, rolloff, scores, document}.
+ * ok: true when every check passed; false when one failed, or (with `error`) for input that is not a
+ * log at all; null when nothing failed but something could not be checked here (run fairdice-verify).
  */
 export async function verifyLog(log, options = {}) {
-  const checks = [];
-  const add = (id, ok, detail) => checks.push({ id, ok, detail });
-  const report = { ok: false, checks, rolls: [], rolloff: [], clientSeeds: [], gameId: null };
-  const done = () => {
-    report.ok = checks.every((c) => c.ok !== false) &&
-      checks.some((c) => c.id === "roll.dice" && c.ok === true);
-    return report;
-  };
-
-  // log.format
-  const h = log && log.header;
-  const problems = [];
-  if (!log || typeof log !== "object") problems.push("not a JSON object");
-  else {
-    if (log.format !== "fairdice-log") problems.push(`format is ${JSON.stringify(log.format)}, not "fairdice-log"`);
-    if (log.version !== 1) problems.push(`version is ${JSON.stringify(log.version)}, not 1`);
-    if (!h || typeof h !== "object") problems.push("no header");
-    else {
-      if (h.scheme !== SCHEME) problems.push(`scheme is ${JSON.stringify(h.scheme)}, not "${SCHEME}"`);
-      if (typeof h.game_id !== "string") problems.push("header.game_id is not a string");
-      if (!Array.isArray(h.seats) || !h.seats.length) problems.push("header.seats is not a list of seats");
-      if (!HEX64.test(h.commitment || "")) problems.push("header.commitment is not 64 hex digits");
-      if (!HEX64.test(h.public_key || "")) problems.push("header.public_key is not 64 hex digits");
+  let doc;
+  let receipt;
+  let trustedKeys;
+  try {
+    doc = readJSON(log);
+    if (!isObject(doc)) {
+      const kind = Array.isArray(doc) ? "an array" : doc === null ? "null" : typeof doc === "object" ? "a number" : `a ${typeof doc}`;
+      throw new UnusableInput(`not a JSON object (the document is ${kind})`);
     }
-    if (!Array.isArray(log.events)) problems.push("events is not a list");
+    receipt = await readReceipt(options.receipt);
+    trustedKeys = readTrustedKeys(options.trustedKeys);
+  } catch (err) {
+    if (err instanceof UnusableInput) return unusable(err.message);
+    throw err;
   }
-  add("log.format", !problems.length, problems.length ? problems.join("; ") : "fields and types of SPEC §5");
-  if (problems.length) return done();
-  report.gameId = h.game_id;
-
-  // log.key
-  const kid = (await sha256Hex(hexToBytes(h.public_key))).slice(0, 16);
-  if (kid !== h.key_id) add("log.key", false, `key_id ${h.key_id} is not derived from the public key (${kid})`);
-  else if (options.trustedKeys && options.trustedKeys.length) {
-    const trusted = options.trustedKeys.map((k) => k.toLowerCase()).includes(h.public_key);
-    add("log.key", trusted, trusted ? `key ${kid} is the server's published key`
-      : `key ${kid} is not one of the server's published keys`);
-  } else add("log.key", true, `key ${kid} matches its key id (no trusted key given)`);
-
-  // signatures
-  if (typeof log.commitment_signature === "string") {
-    const ok = await ed25519Verify(h.public_key, log.commitment_signature, enc.encode(canonicalJSON(h)));
-    add("sig.commitment", ok, ok === null ? "this browser cannot check Ed25519; use fairdice-verify"
-      : ok ? "the header (commitment, rules, seats) was signed before any client seed" : "invalid signature over the header");
-  } else add("sig.commitment", false, "no commitment_signature");
-  if (typeof log.signature === "string") {
-    const { signature, ...unsigned } = log;
-    const ok = await ed25519Verify(h.public_key, signature, enc.encode(canonicalJSON(unsigned)));
-    add("sig.final", ok, ok === null ? "this browser cannot check Ed25519; use fairdice-verify"
-      : ok ? "the whole log is signed" : "invalid signature over the log");
-  } else if (log.final) add("sig.final", null, "the log is unsigned");
-
-  // seed.revealed / seed.commitment
-  const fin = log.final;
-  const seed = fin && fin.server_seed;
-  if (!fin || typeof seed !== "string" || !HEX64.test(seed)) {
-    add("seed.revealed", false, "the game is not over: the server seed is not revealed yet");
-    return done();
-  }
-  add("seed.revealed", true, `server seed ${seed}`);
-  if (h.seed_secret === false) {
-    add("seed.secret", null, "this log's server seed was derived from a public value (fairdice simulate --seed): reproducible, not secret");
-  }
-  const com = await commitmentOf(seed);
-  add("seed.commitment", com === h.commitment,
-    com === h.commitment ? "SHA-256(server seed) equals the commitment"
-      : `SHA-256(server seed) is ${com}, the commitment is ${h.commitment}`);
-
-  // client seeds, in seat order of the human seats (or the operator's one)
-  const humans = h.seats.map((s, i) => (s && s.type === "human" ? i : null)).filter((i) => i !== null);
-  const got = new Map();
-  const events = log.events;
-  let startAt = -1;
-  const seedProblems = [];
-  events.forEach((e, i) => {
-    if (e && e.type === "client_seed") {
-      if (startAt >= 0) seedProblems.push(`event ${i}: client seed after the start`);
-      if (got.has(e.seat)) seedProblems.push(`event ${i}: seat ${e.seat} sent a second client seed`);
-      got.set(e.seat, e.client_seed);
-    } else if (e && e.type === "start" && startAt < 0) startAt = i;
-  });
-  const expectedSeats = humans.length ? humans : [null];
-  for (const s of expectedSeats) if (!got.has(s)) seedProblems.push(`no client seed from ${s === null ? "the operator" : "seat " + s}`);
-  for (const s of got.keys()) if (!expectedSeats.includes(s)) seedProblems.push(`unexpected client seed from seat ${s}`);
-  const clientSeeds = expectedSeats.filter((s) => got.has(s)).map((s) => got.get(s));
-  report.clientSeeds = clientSeeds;
-  add("client_seed.valid", !seedProblems.length,
-    seedProblems.length ? seedProblems.join("; ") : `${clientSeeds.length} client seed(s), before the start`);
-
-  const key = await hmacKey(seed);
-  const gameId = h.game_id;
-
-  // start.first: fixed, or a roll-off that re-derives
-  if (startAt >= 0) {
-    const st = events[startAt];
-    const firstProblems = [];
-    if (h.first === "random") {
-      let contenders = h.seats.map((_, i) => i);
-      const rounds = Array.isArray(st.rolloff) ? st.rolloff : [];
-      for (let r = 0; r < rounds.length || contenders.length > 1; r++) {
-        const round = rounds[r];
-        if (!Array.isArray(round)) {
-          firstProblems.push(`roll-off round ${r + 1} is missing`);
-          break;
-        }
-        const sums = new Map();
-        for (const [j, throwOf] of round.entries()) {
-          const seat = contenders[j];
-          const expected = await fiveDice(key, message("rolloff", gameId, clientSeeds, [r + 1, seat]));
-          const ok = throwOf && throwOf.seat === seat && JSON.stringify(throwOf.dice) === JSON.stringify(expected);
-          report.rolloff.push({ round: r + 1, seat, dice: throwOf && throwOf.dice, expected, ok });
-          if (!ok) firstProblems.push(`roll-off round ${r + 1} seat ${seat}: expected ${expected}, found ${throwOf && throwOf.dice}`);
-          sums.set(seat, expected.reduce((a, b) => a + b, 0));
-        }
-        if (round.length !== contenders.length) firstProblems.push(`roll-off round ${r + 1} has ${round.length} throws for ${contenders.length} seats`);
-        const best = Math.max(...sums.values());
-        contenders = [...sums].filter(([, s]) => s === best).map(([seat]) => seat);
-        if (contenders.length <= 1 && r + 1 < rounds.length) firstProblems.push("roll-off continues after it was settled");
-        if (contenders.length <= 1) break;
-      }
-      if (contenders.length === 1 && st.first !== contenders[0]) firstProblems.push(`first is seat ${st.first}, the roll-off says seat ${contenders[0]}`);
-    } else if (st.first !== h.first) firstProblems.push(`first is seat ${st.first}, the header says ${h.first}`);
-    add("start.first", !firstProblems.length, firstProblems.length ? firstProblems.join("; ")
-      : h.first === "random" ? `the roll-off re-derives: seat ${st.first} plays first` : `seat ${st.first} plays first, as promised`);
-  }
-
-  // roll.dice: every die re-derives; held dice keep their values
-  const rolls = events.map((e, i) => [e, i]).filter(([e]) => e && e.type === "roll");
-  let previous = new Map(); // seat -> dice of its current turn
-  const rollProblems = [];
-  let checked = 0;
-  for (const [e, index] of rolls) {
-    const entry = { index, seat: e.seat, turn: e.turn, roll: e.roll, hold: e.hold, dice: e.dice, expected: null, ok: false, detail: "" };
-    report.rolls.push(entry);
-    if (!isInt(e.seat) || !isInt(e.turn) || !isInt(e.roll) || !Array.isArray(e.hold) || !Array.isArray(e.dice)) {
-      entry.detail = "malformed roll event";
-      rollProblems.push(`event ${index}: ${entry.detail}`);
-      continue;
-    }
-    const fresh = await fiveDice(key, message("roll", gameId, clientSeeds, [e.seat, e.turn, e.roll]));
-    const prev = e.roll === 1 ? null : previous.get(e.seat);
-    const held = new Set(e.hold);
-    if (e.roll === 1 && e.hold.length) entry.detail = "a hold on the first roll";
-    else if (e.roll > 1 && !prev) entry.detail = "no earlier roll in this turn to hold from";
-    else if (e.hold.some((p) => !isInt(p) || p > 4)) entry.detail = `hold ${JSON.stringify(e.hold)} names a position outside 0..4`;
-    const expected = fresh.map((d, p) => (held.has(p) && prev ? prev[p] : d));
-    entry.expected = expected;
-    entry.ok = !entry.detail && JSON.stringify(expected) === JSON.stringify(e.dice);
-    if (!entry.ok) {
-      if (!entry.detail) entry.detail = `expected [${expected.join(", ")}], found [${e.dice.join(", ")}]`;
-      rollProblems.push(`event ${index} (seat ${e.seat}, turn ${e.turn}, roll ${e.roll}): ${entry.detail}`);
-    }
-    previous.set(e.seat, e.dice);
-    checked++;
-    if (options.onProgress) options.onProgress(checked, rolls.length);
-  }
-  add("roll.dice", !rollProblems.length,
-    rollProblems.length ? rollProblems.slice(0, 5).join("; ") + (rollProblems.length > 5 ? ` (and ${rollProblems.length - 5} more)` : "")
-      : rolls.length ? `${rolls.length} of ${rolls.length} rolls re-derive from the seeds` : "no rolls were made");
-  // score.points: every box filled re-scores from the dice of that turn's last roll
-  const scoreProblems = [];
-  report.scores = [];
-  const finalProblems = [];
-  if (SCORING[h.rules]) {
-    const cards = h.seats.map(() => ({ boxes: Object.fromEntries(Object.keys(SCORING[h.rules].boxes).map((id) => [id, null])), bonus: 0 }));
-    const lastDice = new Map();
-    events.forEach((e, index) => {
-      if (!e) return;
-      if (e.type === "roll") lastDice.set(e.seat, e.dice);
-      if (e.type !== "score") return;
-      const entry = { index, seat: e.seat, turn: e.turn, category: e.category, points: e.points, ok: false, detail: "" };
-      report.scores.push(entry);
-      const card = cards[e.seat];
-      const dice = lastDice.get(e.seat);
-      if (!card || !dice) entry.detail = "a box filled without a roll";
-      else {
-        const opts = scoreOptions(h.rules, card.boxes, dice, !!h.upper_first);
-        const o = opts[e.category];
-        if (!o) entry.detail = `${e.category} is not open or not allowed for [${dice.join(", ")}]`;
-        else {
-          const before = cardTotals(h.rules, card.boxes, card.bonus);
-          card.boxes[e.category] = o.points;
-          card.bonus += o.yahtzee_bonus;
-          const after = cardTotals(h.rules, card.boxes, card.bonus);
-          const want = { points: o.points, joker: o.joker, yahtzee_bonus: o.yahtzee_bonus,
-            upper_bonus: after.upper_bonus - before.upper_bonus, total: after.total };
-          const wrong = Object.keys(want).filter((k) => e[k] !== want[k]);
-          if (wrong.length) {
-            entry.detail = wrong.map((k) => `${k} ${JSON.stringify(e[k])}, expected ${JSON.stringify(want[k])}`).join("; ");
-            // go on from what the log claims, so that one wrong box is reported once, not in every later total
-            if (Number.isInteger(e.points)) card.boxes[e.category] = e.points;
-            if (Number.isInteger(e.yahtzee_bonus)) card.bonus += e.yahtzee_bonus - o.yahtzee_bonus;
-          }
-        }
-      }
-      lastDice.delete(e.seat);
-      entry.ok = !entry.detail;
-      if (!entry.ok) scoreProblems.push(`event ${index} (seat ${e.seat}, ${e.category}): ${entry.detail}`);
-    });
-    add("score.points", !scoreProblems.length, scoreProblems.length ? scoreProblems.slice(0, 5).join("; ")
-      : `${report.scores.length} boxes re-score from their dice (bonuses and totals too)`);
-    const totals = cards.map((c) => cardTotals(h.rules, c.boxes, c.bonus));
-    (fin.totals || []).forEach((t, seat) => {
-      for (const k of ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]) {
-        if (!totals[seat] || t[k] !== totals[seat][k]) finalProblems.push(`seat ${seat} ${k} ${t[k]}, expected ${totals[seat] && totals[seat][k]}`);
-      }
-    });
-    if ((fin.totals || []).length !== cards.length) finalProblems.push("one total per seat expected");
-    if (fin.status === "finished") {
-      const best = Math.max(...totals.map((t) => t.total));
-      const top = totals.map((t, i) => (t.total === best ? i : null)).filter((i) => i !== null);
-      const winner = top.length === 1 ? top[0] : null;
-      if (fin.winner !== winner || fin.draw !== top.length > 1) finalProblems.push(`winner ${fin.winner} draw ${fin.draw}, expected winner ${winner} draw ${top.length > 1}`);
-      const unfilled = cards.some((c) => Object.values(c.boxes).some((v) => v === null));
-      if (unfilled) finalProblems.push("the game is marked finished with open boxes");
-    }
-    add("final.totals", !finalProblems.length, finalProblems.length ? finalProblems.slice(0, 5).join("; ")
-      : fin.status === "finished" ? "totals, winner and draw recompute" : "totals recompute");
-  } else add("score.points", false, `unknown rules ${JSON.stringify(h.rules)}`);
-
-  return done();
+  const v = new Verification(doc, { trustedKeys, receipt, allowUnsigned: !!options.allowUnsigned, onProgress: options.onProgress });
+  await v.run();
+  return v.report();
 }
