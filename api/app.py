@@ -26,7 +26,7 @@ from .config import settings
 from .games import EVENTS_PAGE_MAX, Games
 from .keys import KeyRing
 from .problems import ApiError
-from .store import Busy, SQLiteStore, Store
+from .store import Busy, Store, open_store
 
 OPENAPI_PATH = Path(__file__).with_name("openapi.json")
 MAX_BODY = 64 * 1024
@@ -149,14 +149,14 @@ def _bots_document() -> dict:
 
 def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
     """The API app.  `config`: `FAIRDICE_*` settings (see api.config); `store`: use this store instead of
-    the SQLite file named by the settings."""
+    the database named by the settings (a SQLite file or a PostgreSQL URL)."""
     app = Flask(__name__, static_folder=None)  # the game page and its files: api/page.py
     conf = settings(config)
     app.config["MAX_CONTENT_LENGTH"] = MAX_BODY + 1  # (see _request_bytes)
     app.config["FAIRDICE"] = conf
     keys = KeyRing(conf.key_dir)
     if store is None:
-        store = SQLiteStore(conf.db, synchronous=conf.synchronous)
+        store = open_store(conf)
     games = Games(store, keys)
     app.extensions["fairdice"] = games
     openapi = _openapi_document()
@@ -257,9 +257,18 @@ def create_app(config: dict | None = None, store: Store | None = None) -> Flask:
 
     @app.post("/v1/games/<game_id>/client-seed")
     def client_seed(game_id):
+        """{"client_seed"}; in a game of several humans {"commitment"} first, then {"client_seed", "salt"}."""
         token, key = _bearer_token(), _idempotency_key()
-        body = _body({"client_seed": (str,)}, required=("client_seed",))
-        return _command_response(games.client_seed(game_id, token, body["client_seed"], key))
+        body = _body({"client_seed": (str,), "salt": (str,), "commitment": (str,)})
+        if "commitment" in body:
+            if len(body) > 1:
+                raise ApiError(400, "invalid_body", "a commitment is sent alone; the client seed and salt follow "
+                                                    "once every human seat has committed")
+            return _command_response(games.commit_client_seed(game_id, token, body["commitment"], key))
+        if "client_seed" not in body:
+            raise ApiError(400, "invalid_body", "send {\"client_seed\"}, or in a game of several humans "
+                                                "{\"commitment\"} and later {\"client_seed\", \"salt\"}")
+        return _command_response(games.client_seed(game_id, token, body["client_seed"], body.get("salt"), key))
 
     @app.post("/v1/games/<game_id>/roll")
     def roll(game_id):

@@ -4,7 +4,7 @@ then explicit values (a `create_app(config)` dict or `fairdice serve` options).
 | setting | environment | default |
 |---|---|---|
 | data directory | `FAIRDICE_DATA_DIR` | `./var` |
-| database file | `FAIRDICE_DB` | `<data dir>/fairdice.sqlite3` |
+| database: a SQLite file or a `postgresql://` URL | `FAIRDICE_DB` | `<data dir>/fairdice.sqlite3` |
 | key directory | `FAIRDICE_KEY_DIR` | `<data dir>/keys` |
 | SQLite `synchronous` | `FAIRDICE_SYNCHRONOUS` | `NORMAL` (WAL: survives a killed process; `FULL` also survives power loss) |
 | listen address | `FAIRDICE_HOST` | `127.0.0.1` |
@@ -18,6 +18,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+
+from .stores.base import is_postgres_url
 
 ENV = {
     "data_dir": "FAIRDICE_DATA_DIR",
@@ -45,7 +47,7 @@ INTS = ("port", "workers", "threads")
 @dataclass(frozen=True)
 class Settings:
     data_dir: Path
-    db: Path
+    db: Path | str  # a SQLite file, or a PostgreSQL URL (a str: as a Path its // would collapse)
     key_dir: Path
     synchronous: str
     host: str
@@ -79,7 +81,7 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
     data_dir = Path(values["data_dir"]).expanduser()
     return Settings(
         data_dir=data_dir,
-        db=Path(values["db"]).expanduser() if values["db"] else data_dir / "fairdice.sqlite3",
+        db=_database(values["db"], data_dir),
         key_dir=Path(values["key_dir"]).expanduser() if values["key_dir"] else data_dir / "keys",
         synchronous=str(values["synchronous"]).upper(),
         host=str(values["host"]),
@@ -87,3 +89,11 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
         workers=max(1, values["workers"]),
         threads=max(1, values["threads"]),
     )
+
+
+def _database(value, data_dir: Path) -> Path | str:
+    if not value:
+        return data_dir / "fairdice.sqlite3"
+    if is_postgres_url(str(value)):
+        return str(value)
+    return Path(value).expanduser()

@@ -3,7 +3,7 @@
 A table takes seconds to a minute to build.  Rather than hold a request (and
 its worker) that long, the first request that needs a missing table starts
 one background build in this process and is answered 503 with Retry-After;
-`fairdice.bots.optimal` serialises builders across processes, so the other
+`fairdice.edges.table_cache` serialises builders across processes, so the other
 workers and `fairdice tables build` wait for that one build instead of
 repeating it.
 """
@@ -13,10 +13,13 @@ from __future__ import annotations
 import logging
 import threading
 
-from fairdice.bots import optimal
+from fairdice.edges import table_cache
 from fairdice.game import Setup
 
 from .problems import ApiError
+
+# The server's table source: the cache, never built into by a decision (require_table builds in the background).
+table_cache.install(build=False)
 
 RETRY_AFTER_SECONDS = 15
 log = logging.getLogger("fairdice.api")
@@ -27,7 +30,7 @@ _guard = threading.Lock()
 
 def require_table(rules_id: str) -> None:
     """Return at once if the table is ready; else make sure it is being built and answer 503."""
-    if optimal.table_ready(rules_id):
+    if table_cache.table_ready(rules_id):
         return
     with _guard:
         if rules_id not in _building:
@@ -47,7 +50,7 @@ def require_bot_tables(setup: Setup) -> None:
 
 def _build(rules_id: str) -> None:
     try:
-        optimal.build_table(rules_id)
+        table_cache.build_table(rules_id)
     except Exception:  # logged; the next request that needs the table starts another attempt
         log.exception("building the optimal %s table failed", rules_id)
     finally:

@@ -20,7 +20,7 @@ PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:fairdice:problem:"
 
 # The core says what sort of refusal it is; the adapter only maps that to a status.
-STATUS_OF_KIND = {"invalid": 422, "conflict": 409}
+STATUS_OF_KIND = {"invalid": 422, "conflict": 409, "not_found": 404, "forbidden": 403}
 
 
 class ApiError(Exception):

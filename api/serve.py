@@ -36,7 +36,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--port", type=_port, help="port (FAIRDICE_PORT; default 8000; 0 picks a free port)")
     parser.add_argument("--data-dir", help="where the database and keys live by default "
                                            "(FAIRDICE_DATA_DIR; default ./var)")
-    parser.add_argument("--db", help="SQLite database file (FAIRDICE_DB; default <data dir>/fairdice.sqlite3)")
+    parser.add_argument("--db", help="a SQLite database file, or a postgresql://user:password@host/db URL that "
+                                     "many servers can share (FAIRDICE_DB; default <data dir>/fairdice.sqlite3)")
     parser.add_argument("--key-dir", help="signing and encryption keys (FAIRDICE_KEY_DIR; default <data dir>/keys)")
     parser.add_argument("--workers", type=positive_int, help="worker processes (FAIRDICE_WORKERS; default 2)")
     parser.add_argument("--threads", type=positive_int, help="threads per worker (FAIRDICE_THREADS; default 4)")
@@ -94,7 +95,7 @@ def prepare_bots(mode: str, say) -> None:
     background process while serving ("background"), or by the first request that needs one ("lazy").
     Until a table exists, games and hints that need it are answered 503 with Retry-After (api.engines)."""
     try:
-        from fairdice.bots import optimal
+        from fairdice.edges import table_cache
     except ImportError:
         return
     from fairdice.rules import RULESETS
@@ -102,11 +103,11 @@ def prepare_bots(mode: str, say) -> None:
     missing = []
     for rules_id in RULESETS:
         try:
-            if optimal.table_ready(rules_id):
+            if table_cache.table_ready(rules_id):
                 continue
             if mode == "build":
                 say(f"fairdice: building the optimal engine's {rules_id} table (once per machine)...")
-                optimal.load_table(rules_id)
+                table_cache.build_table(rules_id)
                 continue
         except Exception as exc:  # a broken table must not stop the server; the bot reports it when used
             say(f"fairdice: warning: optimal engine table for {rules_id}: {exc}")
@@ -123,7 +124,7 @@ def prepare_bots(mode: str, say) -> None:
 
 def run(args) -> int:
     from .keys import KeyRing
-    from .store import SQLiteStore
+    from .store import describe_db, open_store
 
     try:
         conf = settings({"host": args.host, "port": args.port, "data_dir": args.data_dir, "db": args.db,
@@ -133,7 +134,7 @@ def run(args) -> int:
         return 2
     try:
         keys = KeyRing(conf.key_dir)
-        SQLiteStore(conf.db, synchronous=conf.synchronous).close()
+        open_store(conf).close()  # creates the schema before any worker starts
     except (OSError, ValueError, RuntimeError) as exc:
         print(f"fairdice serve: cannot prepare storage: {exc}", file=sys.stderr)
         return 2
@@ -147,7 +148,7 @@ def run(args) -> int:
     def ready(urls):
         for url in urls:
             print(f"fairdice: serving at {url}  (game page /, API /v1, OpenAPI /openapi.json)", flush=True)
-        print(f"fairdice: database {conf.db}, keys {conf.key_dir} (key id {keys.key_id}), "
+        print(f"fairdice: database {describe_db(conf.db)}, keys {conf.key_dir} (key id {keys.key_id}), "
               f"{conf.workers} workers x {conf.threads} threads", flush=True)
 
     try:

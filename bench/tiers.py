@@ -66,10 +66,11 @@ def main(argv=None) -> None:
     ap.add_argument("--json", help="write the summary to this file")
     args = ap.parse_args(argv)
 
+    from fairdice.edges import table_cache
+    table_cache.install()
     if "optimal" in args.bots:  # build or verify the tables once, before forking
-        from fairdice.bots.optimal import load_table
         for rid in args.rules:
-            load_table(rid)
+            table_cache.load_table(rid)
 
     tasks = [(rid, bot, lo, min(args.games, lo + args.chunk))
              for rid in args.rules for bot in args.bots for lo in range(0, args.games, args.chunk)]

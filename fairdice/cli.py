@@ -75,7 +75,12 @@ def _simulate_worker(job, signer_bytes: bytes):
 
 
 def cmd_simulate(args) -> int:
+    from .edges import table_cache
     from .simulate import summarize
+
+    table_cache.install()  # the optimal bot's tables: from the cache, built there if missing
+    if "optimal" in args.bots:
+        table_cache.load_table(args.rules)  # before the workers fork, so that they share it
 
     signer = _load_signer(args.key, args.seed)
     raw = signer.private_bytes()

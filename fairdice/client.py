@@ -9,13 +9,22 @@
     ...
     report = game.verify()           # once over: the verifier's every check, against the seat's receipt
     game.save_receipt("receipt.json")  # the player's evidence: fairdice-verify --receipt receipt.json game.json
+    game.save_receipts("moves.json")   # the server's signed receipt of every move (SPEC §5.6)
+
+In a game of several humans (`api.seat(created, seat)` for each), `join()`
+commits to a client seed with a fresh salt, waits until every human seat has
+committed, then reveals it (SPEC §4.3).
 
 Moves are sent with an Idempotency-Key and retried on connection errors and
-503 answers, so a network blip never costs a roll twice.
+503 answers, so a network blip never costs a roll twice.  A client seed, its
+commitment and its salt are chosen once per game and only ever resent
+unchanged: a server that could make a client pick a new seed by refusing one
+would choose the dice.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import time
@@ -27,9 +36,12 @@ import requests
 
 from verifier.receipt import make_receipt
 
-from .log import canonical, verify_signature
+from .log import canonical, check_move_receipt, verify_signature
 
 DEFAULT_TIMEOUT = 15.0
+SALT_BYTES = 32
+COMMIT_WAIT = 600.0  # seconds join() waits for the other human seats to commit
+COMMIT_POLL = 0.5  # seconds between two looks at whether they have
 # The first hint on a rule set whose optimal table the server has not built yet waits for the build.
 HINT_TIMEOUT = 120.0
 # The answer was lost (refused connection, reset, cut-off body, timeout): a move is retried with the same
@@ -46,6 +58,15 @@ class ApiError(Exception):
         self.code = problem.get("code", "")
         self.allowed = problem.get("allowed")
         super().__init__(f"{status} {self.code}: {problem.get('detail', problem.get('title', ''))}")
+
+
+class ProtocolError(ValueError):
+    """The server broke the protocol: a signature or receipt that does not verify, a commitment or seed
+    recorded for this seat that is not the one this client sent."""
+
+
+class SeedNotAccepted(Exception):
+    """The server kept refusing (503) or not answering this seat's client seed, commitment or salt."""
 
 
 def new_client_seed() -> str:
@@ -143,8 +164,14 @@ class Client:
         return self.request("GET", f"/v1/games/{game_id}/hint", retry=True,
                             timeout=max(self.timeout, HINT_TIMEOUT))
 
-    def send_client_seed(self, game_id: str, token: str, client_seed: str, idempotency_key=None) -> dict:
-        return self._move(game_id, "client-seed", token, {"client_seed": client_seed}, idempotency_key)
+    def send_client_seed(self, game_id: str, token: str, client_seed: str, idempotency_key=None,
+                         salt: str | None = None) -> dict:
+        """The seat's client seed; with `salt` (hex), the reveal of its commitment."""
+        body = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {})}
+        return self._move(game_id, "client-seed", token, body, idempotency_key)
+
+    def commit_client_seed(self, game_id: str, token: str, commitment: str, idempotency_key=None) -> dict:
+        return self._move(game_id, "client-seed", token, {"commitment": commitment}, idempotency_key)
 
     def roll(self, game_id: str, token: str, hold: Iterable[int] = (), idempotency_key=None) -> dict:
         return self._move(game_id, "roll", token, {"hold": list(hold)}, idempotency_key)
@@ -161,9 +188,15 @@ class Client:
         seats = [{"type": "human", "name": name}]
         seats += [{"type": "bot", "bot": b} for b in ([bot] if bot else []) + list(bots)]
         created = self.create_game(rules, seats, first, upper_first)
-        return PlayerGame(self, created, created["tokens"][0]["token"], created["tokens"][0]["seat"])
+        return self.seat(created, 0)
 
-    def verify_log(self, log, trusted_public_key: str | None = None, receipt: dict | None = None) -> "Verification":
+    def seat(self, created: dict, seat: int | None) -> "PlayerGame":
+        """The view of one seat (None: the operator) of a game created with `create_game`."""
+        token = next(t["token"] for t in created["tokens"] if t["seat"] == seat)
+        return PlayerGame(self, created, token, seat)
+
+    def verify_log(self, log, trusted_public_key: str | None = None, receipt: dict | None = None,
+                   move_receipts: Sequence[dict] = ()) -> "Verification":
         """Check a log (its bytes, or parsed); the trusted key defaults to the one of the receipt, else the
         server's published key (GET /v1/keys) of the log's key id."""
         if trusted_public_key is None and receipt is None:
@@ -178,19 +211,23 @@ class Client:
                                       None)
             if trusted_public_key is None:
                 return Verification(False, ["log.key: the server does not list the log's key id"])
-        return verify_log(log, trusted_public_key, receipt)
+        return verify_log(log, trusted_public_key, receipt, move_receipts)
 
 
 @dataclass
 class PlayerGame:
-    """One seat's view of a game: the creation answer, the seat's token, the latest state."""
+    """One seat's view of a game: the creation answer, the seat's token, the latest state, and what the seat
+    keeps as evidence: its receipt (SPEC §5.5) and the server's receipt of every move (§5.6)."""
     client: Client
     created: dict
     token: str
     seat: int | None
     state: dict | None = None
-    client_seed: str | None = None
+    client_seed: str | None = None  # chosen once per game, then only ever resent unchanged
+    salt: str | None = None  # hex, for the commitment in a game of several humans
     receipt: dict | None = None  # kept on sending the client seed (SPEC §5.5)
+    receipts: list[dict] = field(default_factory=list)  # the move receipt of every answer to a move
+    _keys: dict[str, str] = field(default_factory=dict, repr=False)  # Idempotency-Key per seed step
 
     @property
     def game_id(self) -> str:
@@ -200,39 +237,132 @@ class PlayerGame:
     def commitment(self) -> str:
         return self.created["commitment"]
 
+    @property
+    def seed_commitment(self) -> str:
+        """This seat's commitment to its client seed: hex(SHA-256(salt || UTF-8(client_seed)))."""
+        return hashlib.sha256(bytes.fromhex(self.salt) + self.client_seed.encode("utf-8")).hexdigest()
+
     def check_commitment(self) -> None:
         """Before sending a client seed: the header is signed by a key the server lists."""
         head = self.created["header"]
         keys = {k["key_id"]: k["public_key"] for k in self.client.keys()}
         if keys.get(head["key_id"]) != head["public_key"]:
-            raise ValueError("the game's key is not one the server publishes")
+            raise ProtocolError("the game's key is not one the server publishes")
         if not verify_signature(head["public_key"], self.created["commitment_signature"], canonical(head)):
-            raise ValueError("the commitment signature does not verify")
+            raise ProtocolError("the commitment signature does not verify")
 
-    def join(self, client_seed: str | None = None) -> dict:
-        """Send this seat's client seed (fresh from `secrets` unless given), after checking the commitment."""
+    def join(self, client_seed: str | None = None, wait: float = COMMIT_WAIT, poll: float = COMMIT_POLL) -> dict:
+        """Send this seat's client seed (fresh from `secrets` unless given), after checking the commitment.  In
+        a game of several humans: commit, wait until every human seat has, then reveal.  Called again after a
+        failure, it resends the same seed (and salt), never a new one."""
         self.check_commitment()
-        self.client_seed = client_seed if client_seed is not None else new_client_seed()
-        self.receipt = make_receipt(self.created["header"], self.created["commitment_signature"], self.seat,
-                                    self.client_seed)
-        self.state = self.client.send_client_seed(self.game_id, self.token, self.client_seed)
-        return self.state
+        self.choose_client_seed(client_seed)
+        if not self.created.get("commit_reveal"):
+            return self._seed_step("client_seed", {"client_seed": self.client_seed})
+        self.commit()
+        self.wait_for_commitments(wait, poll)
+        return self.reveal()
+
+    def choose_client_seed(self, client_seed: str | None = None) -> str:
+        """This seat's client seed for the game (fresh from `secrets` unless given) with its salt, and the seat's
+        receipt: chosen once; asking for another one later is refused."""
+        if self.client_seed is None:
+            seed = client_seed if client_seed is not None else new_client_seed()
+            self.receipt = make_receipt(self.created["header"], self.created["commitment_signature"], self.seat,
+                                        seed)
+            self.client_seed, self.salt = seed, secrets.token_bytes(SALT_BYTES).hex()
+        elif client_seed is not None and client_seed != self.client_seed:
+            raise ValueError("this seat's client seed for the game is already chosen and may only be resent as it "
+                             "is: a new seed after a refusal would let the server choose the dice")
+        return self.client_seed
+
+    def commit(self) -> dict:
+        """Send this seat's commitment (a game of several humans; the seed is chosen now if it was not); an
+        earlier one kept by the server is fine."""
+        self.choose_client_seed()
+        try:
+            return self._seed_step("commit", {"commitment": self.seed_commitment})
+        except ApiError as exc:
+            if exc.code != "commitment_already_set":
+                raise
+            self._require_own(self.refresh(), "commitment", self.seed_commitment)
+            return self.state
+
+    def wait_for_commitments(self, wait: float = COMMIT_WAIT, poll: float = COMMIT_POLL) -> dict:
+        """Poll the game until every human seat has committed (then, and only then, a reveal is safe)."""
+        deadline = time.monotonic() + wait
+        while True:
+            state = self.refresh()
+            if state["status"] != "awaiting_client_seed" or not state["awaiting_commitments"]:
+                break
+            if time.monotonic() >= deadline:
+                raise TimeoutError(f"game {self.game_id}: seats {state['awaiting_commitments']} have not committed "
+                                   f"after {wait:.0f} s; join() again to go on waiting (the same seed is kept)")
+            time.sleep(poll)
+        self._require_own(state, "commitment", self.seed_commitment)
+        return state
+
+    def reveal(self) -> dict:
+        """Send this seat's client seed and salt, once every human seat has committed."""
+        try:
+            return self._seed_step("reveal", {"client_seed": self.client_seed, "salt": self.salt})
+        except ApiError as exc:
+            if exc.code != "client_seed_already_set":
+                raise
+            state = self.client.state(self.game_id)
+            sent = [e for e in state["events"] if e["type"] == "client_seed" and e["seat"] == self.seat]
+            if [e["client_seed"] for e in sent] != [self.client_seed]:
+                raise ProtocolError(f"game {self.game_id}: the server holds a client seed for seat {self.seat} "
+                                    "that this client did not send") from exc
+            self.state = state
+            return state
+
+    def _seed_step(self, step: str, body: dict) -> dict:
+        """One seed step (client_seed, commit, reveal), with an Idempotency-Key kept for the game, so that a
+        retry, even by a later join(), is the same request."""
+        key = self._keys.setdefault(step, uuid.uuid4().hex)
+        what = {"client_seed": "client seed", "commit": "commitment", "reveal": "client seed and salt"}[step]
+        try:
+            state = self.client._move(self.game_id, "client-seed", self.token, body, key)
+        except (ApiError, *RETRYABLE) as exc:
+            if isinstance(exc, ApiError) and exc.status != 503:
+                raise
+            raise SeedNotAccepted(
+                f"game {self.game_id}: the server refused or did not answer this seat's {what} "
+                f"{1 + self.client.retries} times ({exc}). It was sent unchanged each time and must stay so: "
+                "join() again resends the same one. Never start over with a new client seed in this game: a "
+                "server that refuses seeds until one suits it chooses the dice.") from exc
+        return self._took(state)
+
+    def _require_own(self, state: dict, field_name: str, mine: str) -> None:
+        held = state["seats"][self.seat][field_name]
+        if held != mine:
+            raise ProtocolError(f"game {self.game_id}: the server shows {field_name} {held!r} for seat {self.seat}, "
+                                f"not this client's {mine!r}")
+
+    def _took(self, state: dict) -> dict:
+        """Keep a move's answer and its receipt, once the receipt is checked against the game's key."""
+        try:
+            check_move_receipt(state.get("receipt"), self.created["header"]["public_key"], self.game_id,
+                               state["event_count"])
+        except ValueError as exc:
+            raise ProtocolError(f"game {self.game_id}: {exc}") from None
+        self.receipts.append(state["receipt"])
+        self.state = state
+        return state
 
     def refresh(self) -> dict:
         self.state = self.client.state(self.game_id)
         return self.state
 
     def roll(self, hold: Iterable[int] = ()) -> dict:
-        self.state = self.client.roll(self.game_id, self.token, hold)
-        return self.state
+        return self._took(self.client.roll(self.game_id, self.token, hold))
 
     def score(self, category: str) -> dict:
-        self.state = self.client.score(self.game_id, self.token, category)
-        return self.state
+        return self._took(self.client.score(self.game_id, self.token, category))
 
     def abandon(self) -> dict:
-        self.state = self.client.abandon(self.game_id, self.token)
-        return self.state
+        return self._took(self.client.abandon(self.game_id, self.token))
 
     def hint(self) -> dict:
         """Advice for the seat to move now (409 `not_playing` / `bot_to_move` when there is none)."""
@@ -242,15 +372,26 @@ class PlayerGame:
         return self.client.log(self.game_id)
 
     def verify(self) -> "Verification":
-        """Fetch the log and check it against the server's published key and this seat's receipt: the game
-        joined, the commitment seen before the client seed was sent, and that client seed."""
-        return self.client.verify_log(self.client.log_bytes(self.game_id), receipt=self.receipt)
+        """Fetch the log and check it against the server's published key, this seat's receipt (the game
+        joined, the commitment seen before the client seed was sent, and that client seed) and the server's
+        receipt of every move this seat made (the history it answered, SPEC §5.6)."""
+        return self.client.verify_log(self.client.log_bytes(self.game_id), receipt=self.receipt,
+                                      move_receipts=self.receipts)
 
     def save_receipt(self, path: str) -> None:
         """Write this seat's receipt (SPEC §5.5) to `path`: the player's own evidence for after the game."""
-        with open(path, "w", encoding="utf-8") as fh:
-            json.dump(self.receipt, fh, indent=1, ensure_ascii=False)
-            fh.write("\n")
+        _write_json(path, self.receipt)
+
+    def save_receipts(self, path: str) -> None:
+        """Write the server's receipt of every move so far (SPEC §5.6) to `path`, as a JSON array: with them
+        `fairdice-verify --receipts` holds the final log to each move the server answered."""
+        _write_json(path, self.receipts)
+
+
+def _write_json(path: str, doc) -> None:
+    with open(path, "w", encoding="utf-8") as fh:
+        json.dump(doc, fh, indent=1, ensure_ascii=False)
+        fh.write("\n")
 
 
 @dataclass
@@ -265,12 +406,14 @@ class Verification:
         return self.ok
 
 
-def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None = None) -> Verification:
+def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None = None,
+               move_receipts: Sequence[dict] = ()) -> Verification:
     """Check a transcript with the verifier: every check of SPEC §7, bots replayed, signatures required, the
-    log held to the player's `receipt` when given. `log` is the log's bytes (parsed strictly, as a file is) or
-    an already parsed document."""
+    log held to the player's `receipt` and the server's `move_receipts` when given. `log` is the log's bytes
+    (parsed strictly, as a file is) or an already parsed document."""
     from verifier import verify_document
     from verifier.botcheck import PublishedBots
+    from verifier.optimal import TableError
     from verifier.strictjson import StrictJSONError, loads
 
     if isinstance(log, (bytes, str)):
@@ -281,8 +424,11 @@ def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None 
     if not isinstance(log, dict):
         return Verification(False, ["log.format: the log is not a JSON object"])
     trusted = [bytes.fromhex(trusted_public_key)] if trusted_public_key else None
-    result = verify_document(log, "<api>", trusted_keys=trusted, bots=PublishedBots(),
-                             receipts=[receipt] if receipt else [])
+    try:
+        result = verify_document(log, "<api>", trusted_keys=trusted, bots=PublishedBots(),
+                                 receipts=[receipt] if receipt else [], move_receipts=list(move_receipts))
+    except TableError as e:  # an optimal game, its table not on this machine: not verified, and why
+        return Verification(False, [f"bot.decision: not checked: {e.where}: {e.message}"])
     problems = [f"{f.check}: event {'-' if f.event is None else f.event} {f.field}: expected {f.expected!r}, "
                 f"found {f.found!r}" for f in result.failures]
     problems += [f"{check}: {n} more failures" for check, n in result.unlisted.items()]

@@ -17,8 +17,10 @@ from .errors import FairdiceError
 
 SCHEME = "fairdice/v1"
 SEED_BYTES = 32
+SALT_BYTES = 32
 CLIENT_SEED_MAX = 256
 DICE = 5
+_LOWER_HEX = re.compile(r"[0-9a-f]*")
 
 
 def commitment(server_seed: bytes) -> str:
@@ -59,6 +61,18 @@ def check_text(text, what: str, max_length: int, code: str) -> str:
 def check_client_seed(client_seed) -> str:
     """The player's contribution to every roll: 1..256 code points of text (SPEC §2.2)."""
     return check_text(client_seed, "client seed", CLIENT_SEED_MAX, "invalid_client_seed")
+
+
+def check_hex(value, what: str, n_bytes: int, code: str) -> str:
+    """Exactly `n_bytes` bytes written as lowercase hex (how every hash and salt appears in a log)."""
+    if not isinstance(value, str) or len(value) != 2 * n_bytes or not _LOWER_HEX.fullmatch(value):
+        raise FairdiceError(code, f"{what} must be {2 * n_bytes} lowercase hex digits")
+    return value
+
+
+def seed_commitment(salt_hex: str, client_seed: str) -> str:
+    """A seat's promise of its client seed (SPEC §4.3): hex(SHA-256(salt || UTF-8(client_seed)))."""
+    return hashlib.sha256(bytes.fromhex(salt_hex) + client_seed.encode("utf-8")).hexdigest()
 
 
 def _field(data: bytes) -> bytes:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Literal
 
 from . import derive
 from .errors import FairdiceError, NotNow
@@ -17,6 +18,10 @@ from .rules import DICE, Option, RuleSet, Totals, options, ruleset, totals
 
 MAX_SEATS = 6
 NAME_MAX = 40
+LOG_VERSIONS = (1, 2)  # SPEC §5: the rules of a game are those of the log version it was created under
+DEFAULT_ABANDON_TIMEOUT = 86400  # seconds without a move before the server may abandon (version 2)
+ABANDON_REASONS = ("player", "timeout")
+AbandonReason = Literal["player", "timeout"]
 
 AWAITING_CLIENT_SEED = "awaiting_client_seed"
 PLAYING = "playing"
@@ -95,6 +100,13 @@ class Card:
         return sum(v is not None for v in self.boxes.values())
 
 
+def check_abandon_timeout(timeout) -> int:
+    """A positive whole number of seconds."""
+    if isinstance(timeout, bool) or not isinstance(timeout, int) or timeout < 1:
+        raise FairdiceError("invalid_options", f"abandon_timeout must be a positive number of seconds, got {timeout!r}")
+    return timeout
+
+
 @dataclass(frozen=True)
 class Setup:
     """Everything fixed at creation: what the commitment is signed together with."""
@@ -103,12 +115,19 @@ class Setup:
     seats: tuple[Seat, ...]
     first: int | str = 0
     upper_first: bool = False
+    version: int = LOG_VERSIONS[-1]
+    abandon_timeout: int | None = DEFAULT_ABANDON_TIMEOUT
 
     @classmethod
-    def build(cls, game_id: str, rules, seats, first=0, upper_first: bool = False) -> "Setup":
+    def build(cls, game_id: str, rules, seats, first=0, upper_first: bool = False, *,
+              version: int = LOG_VERSIONS[-1], abandon_timeout: int | None = DEFAULT_ABANDON_TIMEOUT) -> "Setup":
+        """A new game's setup; `version` 1 rebuilds the setup of a game created under the first log format."""
         if not isinstance(game_id, str) or not 1 <= len(game_id) <= 64 or not game_id.isascii() \
                 or not game_id.isprintable():
             raise FairdiceError("invalid_game_id", "game id must be 1..64 printable ASCII characters")
+        if isinstance(version, bool) or version not in LOG_VERSIONS:
+            raise FairdiceError("invalid_version", f"log version must be one of {LOG_VERSIONS}, got {version!r}")
+        timeout = None if version == 1 else check_abandon_timeout(abandon_timeout)  # version 1 has no timeout
         seats = check_seats(seats)
         if not isinstance(upper_first, bool):
             raise FairdiceError("invalid_options", "upper_first must be true or false")
@@ -119,16 +138,23 @@ class Setup:
             if refusing:
                 raise FairdiceError("unsupported_bot", f"the {refusing[0]} bot does not play the upper_first "
                                                        "house rule", allowed=[b for b in BOTS if BOTS[b].plays_upper_first])
-        return cls(game_id, ruleset(rules), seats, check_first(first, len(seats)), upper_first)
+        return cls(game_id, ruleset(rules), seats, check_first(first, len(seats)), upper_first, version, timeout)
 
     @property
     def human_seats(self) -> list[int]:
         return [i for i, s in enumerate(self.seats) if not s.is_bot]
 
+    @property
+    def commits_client_seeds(self) -> bool:
+        """Version 2 with two or more humans: each commits to its seed before any is revealed (SPEC §4.3), so
+        no one, the last to arrive included, chooses a seed knowing another's."""
+        return self.version >= 2 and len(self.human_seats) >= 2
+
 
 @dataclass
 class _State:
     status: str = AWAITING_CLIENT_SEED
+    commitments: dict = field(default_factory=dict)  # seat -> hex commitment to its client seed
     client_seeds: dict = field(default_factory=dict)  # seat (None: operator, for bot-only games) -> seed
     first: int | None = None
     current: int | None = None
@@ -137,6 +163,7 @@ class _State:
     dice: tuple[int, ...] = ()
     cards: list[Card] = field(default_factory=list)
     abandoned_by: int | None = None
+    abandon_reason: str | None = None  # None in version 1, whose abandon events give no reason
 
 
 class Game:
@@ -201,6 +228,15 @@ class Game:
     def abandoned_by(self) -> int | None:
         return self._s.abandoned_by
 
+    @property
+    def abandon_reason(self) -> str | None:
+        return self._s.abandon_reason
+
+    @property
+    def commitments(self) -> dict[int, str]:
+        """The commitments to client seeds received so far, by seat (public: they hide the seeds)."""
+        return dict(self._s.commitments)
+
     def card(self, seat: int) -> Card:
         return self._s.cards[seat]
 
@@ -221,6 +257,16 @@ class Game:
         if not humans:
             return [None]
         return [i for i in humans if i not in self._s.client_seeds]
+
+    def has_client_seed(self, seat: int | None) -> bool:
+        """Whether this seat (None: the operator) has sent, or revealed, its client seed."""
+        return seat in self._s.client_seeds
+
+    def missing_commitments(self) -> list[int]:
+        """The human seats yet to commit, in a game that takes commitments (else, or once all are in, [])."""
+        if self._s.status != AWAITING_CLIENT_SEED or not self.setup.commits_client_seeds:
+            return []
+        return [i for i in self.setup.human_seats if i not in self._s.commitments]
 
     def totals(self, seat: int) -> Totals:
         card = self._s.cards[seat]
@@ -256,8 +302,52 @@ class Game:
 
     # --- commands --------------------------------------------------------------
 
-    def supply_client_seed(self, seat: int | None, client_seed) -> list[dict]:
-        """A human seat's client seed (seat None: the operator's, for a game with no human seat)."""
+    def commit_client_seed(self, seat: int, commitment) -> list[dict]:
+        """A human seat's commitment to its client seed, in a game of two or more humans (SPEC §4.3)."""
+        self._require_seed_seat(seat)
+        if not self.setup.commits_client_seeds:
+            raise FairdiceError("commitment_not_used", "this game takes its client seed in one step: send the "
+                                                       "client seed itself, without commitment or salt")
+        if seat in self._s.commitments:
+            raise NotNow("commitment_already_set", f"seat {seat} has already committed to its client seed")
+        derive.check_hex(commitment, "commitment", 32, "invalid_commitment")
+        return self._emit([{"type": "client_seed_commit", "seat": seat, "commitment": commitment}])
+
+    def supply_client_seed(self, seat: int | None, client_seed, salt=None) -> list[dict]:
+        """A human seat's client seed (seat None: the operator's, for a game with no human seat).  In a game
+        of two or more humans it is a reveal: only once every human seat has committed, with the salt, and
+        it must match the seat's commitment."""
+        self._require_seed_seat(seat)
+        if self.setup.commits_client_seeds:
+            event = self._reveal_event(seat, client_seed, salt)
+        else:
+            if salt is not None:
+                raise FairdiceError("commitment_not_used", "this game takes its client seed in one step: send "
+                                                           "the client seed without a salt")
+            derive.check_client_seed(client_seed)
+            event = {"type": "client_seed", "seat": seat, "client_seed": client_seed}
+        events = [event]
+        if len(self.missing_client_seeds()) == 1:
+            events.append(self._start_event({**self._s.client_seeds, seat: client_seed}))
+        return self._emit(events)
+
+    def _reveal_event(self, seat: int, client_seed, salt) -> dict:
+        if salt is None:
+            raise NotNow("client_seed_commit_required", "in a game of several humans each seat first commits "
+                                                        "to its client seed, then reveals it with its salt")
+        waiting = self.missing_commitments()
+        if waiting:
+            raise NotNow("awaiting_commitments", f"seats {waiting} have not committed yet; reveal your client "
+                                                 "seed once every human seat has", awaiting=waiting)
+        derive.check_client_seed(client_seed)
+        derive.check_hex(salt, "salt", derive.SALT_BYTES, "invalid_salt")
+        if derive.seed_commitment(salt, client_seed) != self._s.commitments[seat]:
+            raise FairdiceError("client_seed_mismatch", f"this client seed and salt do not match seat {seat}'s "
+                                                        "commitment")
+        return {"type": "client_seed", "seat": seat, "client_seed": client_seed, "salt": salt}
+
+    def _require_seed_seat(self, seat) -> None:
+        """Client seeds are open, and `seat` is one that still owes its seed."""
         if self._s.status != AWAITING_CLIENT_SEED:
             raise NotNow("client_seed_closed", "client seeds are accepted only before the first roll")
         missing = self.missing_client_seeds()
@@ -266,11 +356,6 @@ class Game:
                 raise NotNow("client_seed_already_set", f"seat {seat} has already sent its client seed")
             raise FairdiceError("invalid_seat", f"seat {seat!r} does not send a client seed; waiting for {missing}",
                                 allowed=missing)
-        derive.check_client_seed(client_seed)
-        events = [{"type": "client_seed", "seat": seat, "client_seed": client_seed}]
-        if len(missing) == 1:
-            events.append(self._start_event({**self._s.client_seeds, seat: client_seed}))
-        return self._emit(events)
 
     def roll(self, seat: int, hold: Sequence[int] = ()) -> list[dict]:
         self._require_turn(seat)
@@ -310,10 +395,38 @@ class Game:
                             "upper_bonus": after.upper_bonus - before.upper_bonus,
                             "total": after.total}])
 
-    def abandon(self, seat: int | None = None) -> list[dict]:
+    def abandon(self, seat: int | None = None, reason: AbandonReason = "player") -> list[dict]:
+        """End the game unfinished (SPEC §4.3).  Version 2: a human seat for itself ("player") before the
+        start or on its own turn; the operator of a game without humans (seat None, "player"); the server
+        (seat None, "timeout") once the game has waited `abandon_timeout` seconds for a move, which only the
+        caller, holding the clock, can know.  Version 1 games keep their rule: anyone, any time."""
         if self.over:
             raise NotNow("game_over", f"the game is already {self._s.status}")
-        return self._emit([{"type": "abandon", "seat": seat}])
+        if self.setup.version == 1:
+            return self._emit([{"type": "abandon", "seat": seat}])
+        self._check_abandon(seat, reason)
+        return self._emit([{"type": "abandon", "seat": seat, "reason": reason}])
+
+    def _check_abandon(self, seat, reason) -> None:
+        if reason not in ABANDON_REASONS:
+            raise FairdiceError("invalid_abandon", f"reason must be one of {', '.join(ABANDON_REASONS)}, "
+                                                   f"got {reason!r}", allowed=list(ABANDON_REASONS))
+        humans = self.setup.human_seats
+        if reason == "timeout":
+            if seat is not None:
+                raise FairdiceError("invalid_abandon", "only the server abandons for a timeout (seat null)")
+            return
+        if seat is None:
+            if humans:
+                raise FairdiceError("invalid_abandon", "in a game with human seats only a human seat abandons "
+                                                       "for itself; the server only after a timeout")
+            return
+        if seat not in humans:
+            raise FairdiceError("invalid_seat", f"seat {seat!r} is not a human seat of this game", allowed=humans)
+        s = self._s
+        if s.status == PLAYING and seat != s.current:
+            raise NotNow("not_your_turn", f"seat {seat} may abandon only on its own turn; it is seat "
+                                          f"{s.current}'s turn", current_seat=s.current)
 
     # --- internals ---------------------------------------------------------------
 
@@ -349,7 +462,9 @@ class Game:
     def _apply(self, event: dict) -> None:
         s = self._s
         kind = event["type"]
-        if kind == "client_seed":
+        if kind == "client_seed_commit":
+            s.commitments[event["seat"]] = event["commitment"]
+        elif kind == "client_seed":
             s.client_seeds[event["seat"]] = event["client_seed"]
         elif kind == "start":
             s.status, s.first, s.current, s.turn = PLAYING, event["first"], event["first"], 1
@@ -362,7 +477,7 @@ class Game:
             card.turns += 1
             self._advance()
         elif kind == "abandon":
-            s.status, s.abandoned_by = ABANDONED, event["seat"]
+            s.status, s.abandoned_by, s.abandon_reason = ABANDONED, event["seat"], event.get("reason")
         else:
             raise ValueError(f"unknown event type {kind!r}")
         self.events.append(event)

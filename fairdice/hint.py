@@ -9,7 +9,7 @@ one-turn `ev` heuristic's expected points for this turn, and the answer says so 
 from __future__ import annotations
 
 from .bots.base import TIE_TOLERANCE, Candidate, Position
-from .bots.optimal import Optimal, load_table
+from .bots.optimal import Optimal
 from .bots.policies import ExpectedValue
 from .errors import FairdiceError
 from .rules import UPPER_BONUS_THRESHOLD, check_dice, options, totals
@@ -49,7 +49,7 @@ def hint(position: Position) -> dict:
     if position.roll == 0:
         value = None
         if engine == "optimal":
-            value = round(banked + load_table(rules.id).value(position.boxes), 4)
+            value = round(banked + _OPTIMAL.table(position).value(position.boxes), 4)
         alt = {"action": "roll", "hold": [], "keep": [], "value": value, "loss": 0.0}
         return {**out, "best": alt, "tied": 1, "alternatives": [alt]}
 

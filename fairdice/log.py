@@ -1,24 +1,31 @@
-"""The transcript (SPEC.md §5): one JSON document per game, signed twice.
+"""The transcript (SPEC.md §5): one JSON document per game, signed twice, and the move receipts.
 
 At creation the header (rules, seats, bots, commitment, key) is signed: that
 signature is the server's promise.  When the game is over the whole document,
-revealed seed included, is signed again.  Canonical JSON (sorted keys, no
-spaces, ASCII) is what gets signed and hashed.
+revealed seed included, is signed again.  In between, every answer to a move
+carries a signed receipt of the history so far (a hash chain over the header
+and the events, SPEC §5.6), so a player holds the server to each move, not
+only to the start and the end.  Canonical JSON (sorted keys, no spaces,
+ASCII) is what gets signed and hashed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
+from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from . import derive
-from .game import Game, Setup
+from .game import LOG_VERSIONS, Game, Setup
 
 LOG_FORMAT = "fairdice-log"
-LOG_VERSION = 1
+LOG_VERSION = LOG_VERSIONS[-1]  # what new games are written as; version 1 logs are still read
+CHAIN_LABEL = "fairdice-chain/v2"
+RECEIPT_LABEL = "fairdice-receipt/v2"
 
 
 def canonical(doc) -> bytes:
@@ -50,6 +57,12 @@ class Signer:
         """The raw 32-byte private key, to hand the same key to worker processes."""
         return self._key.private_bytes_raw()
 
+    def sign_receipt(self, game_id: str, events: int, chain: bytes) -> dict:
+        """The move receipt of SPEC §5.6: the server's signed word that the game had these `events` events,
+        hashing to `chain` (h_n) together with the header."""
+        return {"game_id": game_id, "events": events, "chain": chain.hex(), "key_id": self.key_id,
+                "signature": self.sign(receipt_message(game_id, events, chain))}
+
 
 def verify_signature(public_key_hex: str, signature_hex: str, data: bytes) -> bool:
     try:
@@ -68,7 +81,8 @@ def seat_entry(seat) -> dict:
 
 
 def header(setup: Setup, commitment: str, signer: Signer, seed_secret: bool = True) -> dict:
-    return {
+    """The header of SPEC §5.1; version 2 adds the signed `abandon_timeout`."""
+    head = {
         "scheme": derive.SCHEME,
         "game_id": setup.game_id,
         "rules": setup.rules.id,
@@ -80,12 +94,16 @@ def header(setup: Setup, commitment: str, signer: Signer, seed_secret: bool = Tr
         "key_id": signer.key_id,
         "public_key": signer.public_key.hex(),
     }
+    if setup.version >= 2:
+        head["abandon_timeout"] = setup.abandon_timeout
+    return head
 
 
 def open_log(game: Game, signer: Signer, seed_secret: bool = True) -> dict:
-    """The document as it stands at creation: header and commitment signature, no events."""
+    """The document as it stands at creation: header and commitment signature, no events; its version is
+    the game's (new games: LOG_VERSION)."""
     head = header(game.setup, game.commitment, signer, seed_secret)
-    return {"format": LOG_FORMAT, "version": LOG_VERSION, "header": head,
+    return {"format": LOG_FORMAT, "version": game.setup.version, "header": head,
             "commitment_signature": signer.sign(canonical(head)), "events": [], "final": None}
 
 
@@ -112,7 +130,72 @@ def build_log(opened: dict, game: Game, signer: Signer | None = None) -> dict:
 
 
 def setup_from_header(head: dict) -> Setup:
-    """The game setup a header describes (bot identities are checked by the verifier, not here)."""
+    """The game setup a header describes (bot identities are checked by the verifier, not here).  Only a
+    version 2 header has `abandon_timeout`, so the header says which rules the game follows."""
     seats = [{"type": s["type"], "name": s["name"], **({"bot": s["bot"]["id"]} if s["type"] == "bot" else {})}
              for s in head["seats"]]
-    return Setup.build(head["game_id"], head["rules"], seats, head["first"], head.get("upper_first", False))
+    version = 2 if "abandon_timeout" in head else 1
+    return Setup.build(head["game_id"], head["rules"], seats, head["first"], head.get("upper_first", False),
+                       version=version, abandon_timeout=head.get("abandon_timeout"))
+
+
+# --- the hash chain and move receipts (SPEC §5.6) ---------------------------------------------
+
+def _field(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return len(data).to_bytes(4, "big") + data
+
+
+@dataclass(frozen=True)
+class Chain:
+    """h_n of SPEC §5.6 after `count` events: h_0 binds the game id and the header, each event extends it."""
+    digest: bytes
+    count: int = 0
+
+    @classmethod
+    def start(cls, head: dict) -> "Chain":
+        return cls(hashlib.sha256(_field(CHAIN_LABEL) + _field(head["game_id"]) + canonical(head)).digest())
+
+    def extend(self, events: Iterable[dict]) -> "Chain":
+        digest, count = self.digest, self.count
+        for event in events:
+            digest = hashlib.sha256(digest + canonical(event)).digest()
+            count += 1
+        return Chain(digest, count)
+
+
+def chain(head: dict, events: Iterable[dict]) -> bytes:
+    """h_n over the header and the events (all of them: n = len(events))."""
+    return Chain.start(head).extend(events).digest
+
+
+def receipt_message(game_id: str, events: int, digest: bytes) -> bytes:
+    """What a move receipt signs: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n."""
+    return _field(RECEIPT_LABEL) + _field(game_id) + events.to_bytes(4, "big") + digest
+
+
+def move_receipt(signer: Signer, head: dict, events: list[dict]) -> dict:
+    """The signed receipt of a game whose history is `events` so far."""
+    return signer.sign_receipt(head["game_id"], len(events), chain(head, events))
+
+
+def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int | None = None) -> None:
+    """Raise ValueError unless `receipt` is a move receipt of `game_id` (after `events` events, when given)
+    signed by `public_key_hex`: what a player checks before keeping it.  Whether its chain is the log's is
+    for the verifier to say, once the log is out."""
+    fields = {"game_id", "events", "chain", "key_id", "signature"}
+    if not isinstance(receipt, dict) or set(receipt) != fields:
+        raise ValueError(f"a move receipt has exactly the fields {', '.join(sorted(fields))}")
+    n, digest = receipt["events"], receipt["chain"]
+    if receipt["game_id"] != game_id or isinstance(n, bool) or not isinstance(n, int) or not 0 <= n < 2 ** 32:
+        raise ValueError(f"the move receipt is not one of game {game_id!r}, or its event count is not a count")
+    if events is not None and n != events:
+        raise ValueError(f"the move receipt counts {n} events where the answer has {events}")
+    try:
+        derive.check_hex(digest, "chain", 32, "invalid_receipt")
+    except ValueError:
+        raise ValueError("the move receipt's chain is not 64 lowercase hex digits") from None
+    signed = receipt_message(game_id, n, bytes.fromhex(digest))
+    if receipt["key_id"] != key_id(bytes.fromhex(public_key_hex)) or not isinstance(receipt["signature"], str) \
+            or not verify_signature(public_key_hex, receipt["signature"], signed):
+        raise ValueError("the move receipt is not signed by the game's key")

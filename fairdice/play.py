@@ -11,7 +11,9 @@ Commands at the prompt:
     q               quit: abandon the game (the server reveals its seed)
 
 The client seed is made here with `secrets` after the server has committed to
-its seed; at the end the signed log is fetched and verified.
+its seed; every answer's move receipt is checked and kept (`--save-receipts`
+writes them, after every move); at the end the signed log is fetched and
+verified.
 """
 
 from __future__ import annotations
@@ -21,16 +23,10 @@ import json
 import os
 import sys
 
-from .client import ApiError, Client, new_client_seed
+from .client import ApiError, Client, ProtocolError, SeedNotAccepted, new_client_seed
+from .playtext import ENGLISH, LANGUAGES, Words, pad
 
-HELP = """commands:
-  r               roll (first roll of a turn: all five dice)
-  r 0 2 4         roll again keeping the dice at positions 0, 2, 4
-  s <category>    score in a category (unique prefix: 's full' for full_house)
-  h               hint: the best move now and the next best, with their expected final scores
-  c               show the score card
-  q               quit (abandon: the server reveals its seed)
-  ?               this help"""
+HELP = ENGLISH("help")
 
 HINT_ALTERNATIVES = 4  # shown after the best move
 
@@ -42,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="the fairdice server (FAIRDICE_URL; default http://127.0.0.1:8000)")
     parser.add_argument("--rules", default="classic13", choices=list(RULESETS))
     parser.add_argument("--bot", default="ev", help="the opponent: a bot id from the server (default ev)")
-    parser.add_argument("--name", default="you", help="your name on the score card")
+    parser.add_argument("--name", help="your name on the score card (default: you, in Chinese 你)")
     parser.add_argument("--first", default="0", choices=["0", "1", "random"],
                         help="who plays first: 0 you, 1 the bot, random a derived roll-off (default 0)")
     parser.add_argument("--upper-first", action="store_true", help="house rule: fill the upper section first")
@@ -52,14 +48,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="where to keep your receipt (the game, the signed commitment and your client seed, "
                         "SPEC §5.5), written as soon as your seed is sent (default: <game id>.receipt.json in "
                         "$XDG_DATA_HOME/fairdice/receipts, else ~/.local/share/fairdice/receipts)")
+    parser.add_argument("--lang", choices=LANGUAGES, default=os.environ.get("FAIRDICE_LANG") or "en",
+                        help="the language of the game: en or zh, 中文 (FAIRDICE_LANG; default en)")
+    parser.add_argument("--save-receipts", metavar="FILE",
+                        help="write the server's signed receipt of every move (SPEC §5.6) to FILE as a JSON array, "
+                        "rewritten after each move (check them with: fairdice-verify --receipts FILE LOG)")
 
 
 class Terminal:
     """Input and output of one session (replaceable in tests)."""
 
-    def __init__(self, read=input, out=None):
+    def __init__(self, read=input, out=None, words: Words = ENGLISH):
         self.read = read
         self.out = out or sys.stdout
+        self.words = words
 
     def say(self, text: str = "") -> None:
         print(text, file=self.out, flush=True)
@@ -83,41 +85,45 @@ def run(args) -> int:
 
 
 def play(client: Client, args, term: Terminal) -> int:
+    term.words = w = Words(getattr(args, "lang", "en"))
     try:
         bots = {b["id"] for b in client.bots()}
     except (OSError, ApiError) as exc:
-        term.say(f"fairdice play: cannot reach a fairdice server at {client.base_url} ({exc.__class__.__name__}); "
-                 "start one with `fairdice serve`")
+        term.say(w("no_server", url=client.base_url, error=exc.__class__.__name__))
         return 2
     if args.bot not in bots:
-        term.say(f"fairdice play: unknown bot {args.bot!r}; this server has: {', '.join(sorted(bots))}")
+        term.say(w("unknown_bot", bot=args.bot, bots=", ".join(sorted(bots))))
         return 2
     first = args.first if args.first == "random" else int(args.first)
     try:
-        game = client.new_game(args.rules, bot=args.bot, name=args.name, first=first, upper_first=args.upper_first)
+        game = client.new_game(args.rules, bot=args.bot, name=args.name or w("default_name"), first=first,
+                               upper_first=args.upper_first)
         game.check_commitment()
     except (ApiError, ValueError) as exc:
-        term.say(f"fairdice play: {exc}")
+        term.say(w("failed", error=exc))
         return 2
-    term.say(f"{args.rules} against the {args.bot} bot, at {client.base_url}")
-    term.say(f"game {game.game_id}: the server committed to its seed {game.commitment}")
-    term.say(f"  (signature checked against key {game.created['key_id']})")
+    term.say(w("intro", rules=w.rules(args.rules), bot=w.bot(args.bot), url=client.base_url))
+    term.say(w("committed", game=game.game_id, commitment=game.commitment))
+    term.say(w("signed", key=game.created["key_id"]))
     seed = args.client_seed if args.client_seed is not None else new_client_seed()
     try:
         state = game.join(seed)
-    except ApiError as exc:
-        term.say(f"fairdice play: client seed refused: {exc}")
+    except (ApiError, SeedNotAccepted) as exc:
+        term.say(w("seed_refused", error=exc))
         return 2
-    term.say(f"your client seed: {seed}")
+    except ProtocolError as exc:
+        term.say(w("broke_protocol", error=exc))
+        return 1
+    _keep_receipts(game, args, term)
+    term.say(w("your_seed", seed=seed))
     receipt_path = args.save_receipt or default_receipt_path(game.game_id)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(receipt_path)), exist_ok=True)
         game.save_receipt(receipt_path)
-        term.say(f"your receipt: {receipt_path} (after the game: fairdice-verify --receipt {receipt_path} LOG)")
+        term.say(w("your_receipt", path=receipt_path))
     except OSError as exc:
-        term.say(f"fairdice play: could not write your receipt to {receipt_path}: {exc.strerror or exc}"
-                 " (the game goes on; it is checked against the receipt kept in memory at the end)")
-    term.say("type ? for help, h for a hint")
+        term.say(w("receipt_unwritten", path=receipt_path, error=exc.strerror or exc))
+    term.say(w("type_help"))
     seen = state["events_from"]
     state = game.refresh()
     cards_shown_turn = None
@@ -128,61 +134,77 @@ def play(client: Client, args, term: Terminal) -> int:
             continue
         if cards_shown_turn != state["turn"] and state["rolls_made"] == 0:
             term.say()
-            term.say(render_card(state))
+            term.say(render_card(state, w))
             cards_shown_turn = state["turn"]
         term.say()
-        term.say(render_turn(state))
+        term.say(render_turn(state, w))
         line = term.ask("> ")
         if line is None or line.strip().lower() in ("q", "quit", "exit"):
             state = game.abandon()
-            term.say("game abandoned")
+            _keep_receipts(game, args, term)
+            term.say(w("abandoned"))
             seen = state["event_count"]
             break
         try:
             state, seen = _command(game, state, line, term, seen)
+            _keep_receipts(game, args, term)
         except ApiError as exc:
-            term.say(f"  refused: {exc.problem.get('detail', exc)}")
+            term.say(w("refused", detail=w.problem(exc.code, exc.problem.get("detail", str(exc)))))
             if exc.allowed:
-                term.say(f"  allowed: {' '.join(str(a) for a in exc.allowed)}")
+                term.say(w("allowed", allowed=" ".join(str(a) for a in exc.allowed)))
             if exc.status == 409:
                 state = game.refresh()
     _report_others(term, state, seen, game.seat)
     return _finish(game, state, args, term)
 
 
+def _keep_receipts(game, args, term) -> None:
+    """Rewrite --save-receipts with every move receipt so far (a crash loses none that was answered)."""
+    if not args.save_receipts:
+        return
+    try:
+        game.save_receipts(args.save_receipts)
+    except OSError as exc:
+        term.say(term.words("receipts_unwritten", path=args.save_receipts, error=exc.strerror or exc))
+        args.save_receipts = None  # said once; the game goes on
+
+
 def _command(game, state, line, term, seen):
+    w = term.words
     words = line.split()
     if not words:
         return state, seen
     verb, rest = words[0].lower(), words[1:]
     if verb in ("?", "help"):
-        term.say(HELP)
+        term.say(w("help"))
     elif verb in ("h", "hint"):
-        term.say(render_hint(game.hint()))
+        term.say(render_hint(game.hint(), words=w))
     elif verb in ("c", "card"):
-        term.say(render_card(state))
+        term.say(render_card(state, w))
     elif verb in ("r", "roll"):
         try:
-            hold = [int(w) for w in rest]
+            hold = [int(x) for x in rest]
         except ValueError:
-            term.say("  positions are numbers 0..4, e.g. r 0 2 4")
+            term.say(w("positions"))
             return state, seen
         state = game.roll(hold)
         seen = state["event_count"]
     elif verb in ("s", "score"):
         if len(rest) != 1:
-            term.say("  name one category, e.g. s full_house")
+            term.say(w("one_category"))
             return state, seen
-        category = _category(rest[0], state)
+        category = w.category_named(state["rules"], rest[0], state["seats"][state["current_seat"]]["card"]) \
+            or _category(rest[0], state)
         if isinstance(category, list):
-            term.say(f"  ambiguous: {', '.join(category)}")
+            term.say(w("ambiguous", choices=", ".join(category)))
             return state, seen
         state = game.score(category)
         points = state["events"][0]
-        term.say(f"  {category}: {points['points']} points" + _extras(points) + f", total {points['total']}")
+        term.say(w("scored", box=w.box(state["rules"], category), points=points["points"], extras=_extras(points, w),
+                   total=points["total"]))
         seen = state["events_from"] + 1
     else:
-        term.say(f"  unknown command {verb!r}; ? for help")
+        term.say(w("unknown_command", verb=verb))
     return state, seen
 
 
@@ -203,50 +225,51 @@ def _category(word: str, state) -> str | list[str]:
     return open_matches or matches
 
 
-def _extras(event) -> str:
+def _extras(event, w: Words = ENGLISH) -> str:
     parts = []
     if event.get("joker"):
-        parts.append("joker")
+        parts.append(w("joker"))
     if event.get("yahtzee_bonus"):
-        parts.append(f"+{event['yahtzee_bonus']} bonus")
+        parts.append(w("bonus", bonus=event["yahtzee_bonus"]))
     if event.get("upper_bonus"):
-        parts.append(f"+{event['upper_bonus']} upper bonus")
-    return f" ({', '.join(parts)})" if parts else ""
+        parts.append(w("upper_bonus", bonus=event["upper_bonus"]))
+    return w("extras", parts=w("list_sep").join(parts)) if parts else ""
 
 
 def _report_others(term, state, seen: int, me) -> int:
     """Say what the other seats did since event `seen` (bots move server-side)."""
     events = state["events"]
     offset = state["events_from"]
-    names = [s["name"] for s in state["seats"]]
+    w = term.words
+    names = [w.seat(s) for s in state["seats"]]
     rolls = {}
     for i, event in enumerate(events):
         if offset + i < seen or event.get("seat") == me:
             continue
         kind = event["type"]
         if kind == "start" and event["rolloff"]:
-            term.say(f"roll-off: {names[event['first']]} plays first")
+            term.say(w("rolloff", name=names[event["first"]]))
         elif kind == "roll":
             rolls[event["seat"]] = rolls.get(event["seat"], []) + [event["dice"]]
         elif kind == "score":
             seat = event["seat"]
             throws = "  ".join("".join(map(str, d)) for d in rolls.pop(seat, []))
-            term.say(f"{names[seat]} rolled {throws} and scored {event['category']} for {event['points']}"
-                     + _extras(event) + f" (total {event['total']})")
+            term.say(w("other_scored", name=names[seat], throws=throws, box=w.short_box(state["rules"], event["category"]),
+                       points=event["points"], extras=_extras(event, w), total=event["total"]))
     return offset + len(events)
 
 
-def render_turn(state) -> str:
+def render_turn(state, w: Words = ENGLISH) -> str:
     lines = []
     seat = state["current_seat"]
     if state["rolls_made"] == 0:
-        lines.append(f"your turn {state['turn']}: r to roll")
+        lines.append(w("your_turn", turn=state["turn"]))
         return "\n".join(lines)
     dice = state["dice"]
-    lines.append(f"turn {state['turn']}, roll {state['rolls_made']} of 3"
-                 + (f" ({state['rolls_left']} left)" if state["rolls_left"] else " (score now)"))
-    lines.append("  dice      " + "  ".join(str(d) for d in dice))
-    lines.append("  position  " + "  ".join(str(i) for i in range(len(dice))))
+    lines.append(w("turn_roll", turn=state["turn"], roll=state["rolls_made"])
+                 + (w("rolls_left", left=state["rolls_left"]) if state["rolls_left"] else w("score_now")))
+    lines.append(w("dice") + "  ".join(str(d) for d in dice))
+    lines.append(w("positions_row") + "  ".join(str(i) for i in range(len(dice))))
     options = state["options"]
     card = state["seats"][seat]["card"]
     best = max((o["points"] + o["yahtzee_bonus"] for o in options.values()), default=0)
@@ -255,85 +278,92 @@ def render_turn(state) -> str:
         if category in options:
             o = options[category]
             mark = "*" if o["points"] + o["yahtzee_bonus"] == best and best > 0 else ""
-            cells.append(f"{category} {o['points']}{' joker' if o['joker'] else ''}"
+            cells.append(f"{w.box(state['rules'], category)} {o['points']}{w('option_joker') if o['joker'] else ''}"
                          f"{' +' + str(o['yahtzee_bonus']) if o['yahtzee_bonus'] else ''}{mark}")
-    lines.append("  options: " + " | ".join(cells))
+    lines.append(w("options") + " | ".join(cells))
     return "\n".join(lines)
 
 
-def _move(alt: dict, dice: list[int]) -> tuple[str, str]:
+def _move(alt: dict, dice: list[int], rules: str = "", w: Words = ENGLISH) -> tuple[str, str]:
     """(what to do, the command that does it) for one alternative of a hint."""
     if alt["action"] == "score":
-        return f"score {alt['category']} for {alt['points']}" + _extras(alt), f"s {alt['category']}"
+        return (w("move_score", box=w.short_box(rules, alt["category"]), points=alt["points"]) + _extras(alt, w),
+                f"s {alt['category']}")
     if not dice:
-        return "roll all five", "r"
+        return w("move_roll"), "r"
     if not alt["hold"]:
-        return "reroll all five", "r"
+        return w("move_reroll"), "r"
     keep = " ".join(str(f) for f in alt["keep"])
-    return f"keep {keep}, roll {len(dice) - len(alt['hold'])}", "r " + " ".join(str(p) for p in alt["hold"])
+    return w("move_keep", keep=keep, count=len(dice) - len(alt["hold"])), "r " + " ".join(str(p) for p in alt["hold"])
 
 
-def render_hint(doc: dict, alternatives: int = HINT_ALTERNATIVES) -> str:
+def render_hint(doc: dict, alternatives: int = HINT_ALTERNATIVES, words: Words = ENGLISH) -> str:
     """The best move and the next `alternatives`, each with its value (the expected final score of your card
     when the rest is played optimally) and how much less than the best it is expected to make."""
-    kind = "expected final score" if doc["value_kind"] == "expected_final_score" else "expected points this turn"
-    lines = [f"  hint ({doc['engine']} engine; values: {kind})"]
+    w = words
+    kind = w("kind_final") if doc["value_kind"] == "expected_final_score" else w("kind_turn")
+    lines = [w("hint_head", engine=doc["engine"], kind=kind)]
     if doc.get("note"):
-        lines.append(f"  ({doc['note']})")
+        lines.append(f"  ({w('hint_note_ev') if w.lang != 'en' and doc['engine'] == 'ev' else doc['note']})")
     shown = doc["alternatives"][:1 + alternatives]
-    moves = [_move(alt, doc["dice"]) for alt in shown]
-    width = max(len(what) for what, _ in moves)
+    moves = [_move(alt, doc["dice"], doc.get("rules", ""), w) for alt in shown]
+    width = max(w.width(what) for what, _ in moves)
     cwidth = max(len(cmd) for _, cmd in moves)
+    best = w("best")
     for i, (alt, (what, cmd)) in enumerate(zip(shown, moves)):
         value = "" if alt["value"] is None else f"{alt['value']:8.2f}"
         loss = f"  -{alt['loss']:.2f}" if i and alt["loss"] else ""
-        lines.append(f"  {'best' if i == 0 else '    '}  {what:<{width}}  {cmd:<{cwidth}}{value}{loss}")
+        lines.append(f"  {pad(best if i == 0 else '', w.width(best))}  {pad(what, width)}  {cmd:<{cwidth}}{value}{loss}")
     if doc["tied"] > 1:
-        lines.append(f"  ({doc['tied']} moves are equally good)")
+        lines.append(w("tied", count=doc["tied"]))
     more = len(doc["alternatives"]) - len(shown)
     if more > 0:
-        lines.append(f"  ({more} more alternatives)")
+        lines.append(w("more", count=more))
     return "\n".join(lines)
 
 
-def render_card(state) -> str:
+def render_card(state, w: Words = ENGLISH) -> str:
     seats = state["seats"]
-    names = [s["name"][:16] for s in seats]
-    width = max(len(c) for c in seats[0]["card"]) + 2
-    col = max(8, *(len(n) + 2 for n in names))
-    rows = [" " * width + "".join(f"{n:>{col}}" for n in names)]
+    names = [w.seat(s)[:16] for s in seats]
+    labels = {c: w.box(state.get("rules", ""), c) for c in seats[0]["card"]}
+    sums = (("card_upper_bonus", "upper_bonus"), ("card_yahtzee_bonus", "yahtzee_bonus"), ("card_total", "total"))
+    width = max(w.width(x) for x in [*labels.values(), *(w(k) for k, _ in sums)] if x) + 2
+    col = max(8, *(w.width(n) + 2 for n in names))
+    rows = [" " * width + "".join(pad(n, col, right=True) for n in names)]
     for category in seats[0]["card"]:
         values = ["." if s["card"][category] is None else str(s["card"][category]) for s in seats]
-        rows.append(f"{category:<{width}}" + "".join(f"{v:>{col}}" for v in values))
-    for label, key in (("upper bonus", "upper_bonus"), ("yahtzee bonus", "yahtzee_bonus"), ("total", "total")):
+        rows.append(pad(labels[category], width) + "".join(f"{v:>{col}}" for v in values))
+    for label, key in sums:
         if key == "yahtzee_bonus" and not any(s["totals"][key] for s in seats):
             continue
-        rows.append(f"{label:<{width}}" + "".join(f"{s['totals'][key]:>{col}}" for s in seats))
+        rows.append(pad(w(label), width) + "".join(f"{s['totals'][key]:>{col}}" for s in seats))
     return "\n".join(rows)
 
 
 def _finish(game, state, args, term) -> int:
+    w = term.words
     final = state.get("final") or game.refresh().get("final")
     term.say()
-    term.say(render_card(state))
+    term.say(render_card(state, w))
     if final:
-        names = [s["name"] for s in state["seats"]]
+        names = [w.seat(s) for s in state["seats"]]
         if final["status"] == "finished":
             if final["draw"]:
-                term.say("a draw")
+                term.say(w("draw"))
             else:
-                term.say(f"{names[final['winner']]} wins")
-        term.say(f"server seed revealed: {final['server_seed']}")
+                term.say(w("wins", name=names[final["winner"]]))
+        term.say(w("seed_revealed", seed=final["server_seed"]))
     result = game.verify()
     if result.ok:
-        term.say("log verified (by the independent verifier, against your receipt): signatures, commitment, "
-                 "your client seed, every die, every score, every bot decision")
+        term.say(w("verified"))
     else:
-        term.say("LOG DOES NOT VERIFY:")
+        term.say(w("not_verified"))
         for problem in result.problems:
-            term.say(f"  {problem}")
+            term.say(w("problem", problem=problem))
     if args.save_log:
         with open(args.save_log, "w") as fh:
             json.dump(game.log(), fh, indent=1)
-        term.say(f"log written to {args.save_log} (check it with: fairdice-verify {args.save_log})")
+        term.say(w("log_written", path=args.save_log))
+    if args.save_receipts:
+        term.say(w("receipts_written", count=len(game.receipts), path=args.save_receipts))
     return 0 if result.ok else 1

@@ -34,13 +34,16 @@ def pytest_unconfigure(config):
 
 @pytest.fixture(scope="session")
 def optimal_table():
-    """`optimal_table(rules_id)`: that rule set's optimal table, built once per run into the run's cache (yacht
-    in seconds, yatzy in about half a minute), as a server that has warmed up has it."""
-    from fairdice.bots import optimal
+    """`optimal_table(rules_id)`: that rule set's optimal table (a SolvedTable), built once per run into the
+    run's cache (yacht in a second or two, yatzy in several), as a server that has warmed up has it; the
+    cache is the optimal policy's table source from then on."""
+    from fairdice.edges import table_cache
+
+    table_cache.install()
 
     def build(rules_id: str):
-        optimal.build_table(rules_id)
-        return optimal.load_table(rules_id)
+        table_cache.build_table(rules_id)
+        return table_cache.load_table(rules_id)
 
     return build
 
@@ -74,3 +77,55 @@ def server(tmp_path_factory):
     proc = ServeProcess(tmp_path_factory.mktemp("serve"), workers=3, threads=4).start()
     yield proc
     proc.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres_url():
+    """A PostgreSQL server of this run's own: Debian's server package (/usr/lib/postgresql/N/bin), a fresh
+    cluster in a temporary directory, password authentication, listening on a free loopback port only (its
+    unix socket in that directory), stopped and removed at the end.  PostgreSQL refuses to run as root, so
+    as root it runs as the `postgres` user.  fsync is off: it is a test server.  Yields the URL of its
+    `postgres` database (tests make their own schema or database in it).  No server installed: the test
+    is skipped, except in CI (`CI=true` or `FAIRDICE_REQUIRE_POSTGRES`), where it fails."""
+    import glob
+    import secrets
+    import socket
+    import subprocess
+
+    initdbs = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"), key=lambda p: int(Path(p).parts[-3]))
+    if not initdbs:
+        required = os.environ.get("CI") == "true" or os.environ.get("FAIRDICE_REQUIRE_POSTGRES")
+        (pytest.fail if required else pytest.skip)("no PostgreSQL server (apt-get install postgresql-15)")
+    bindir = Path(initdbs[-1]).parent
+    as_postgres = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+    home = Path(tempfile.mkdtemp(prefix="fairdice-pg-"))  # not under pytest's 0700 base: postgres must enter
+    if as_postgres:
+        shutil.chown(home, "postgres", "postgres")
+    password = secrets.token_hex(16)
+    (home / "pwfile").write_text(password)
+    (home / "pwfile").chmod(0o600)
+    if as_postgres:
+        shutil.chown(home / "pwfile", "postgres", "postgres")
+    data = str(home / "data")
+
+    def run(*cmd):
+        subprocess.run([*as_postgres, *cmd], check=True, capture_output=True, text=True, timeout=120, cwd=home)
+
+    with socket.socket() as probe:  # a free port (PostgreSQL cannot pick one itself)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    options = f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={home} -c fsync=off"
+    try:
+        try:
+            run(str(bindir / "initdb"), "-D", data, "-U", "postgres", "--pwfile", str(home / "pwfile"),
+                "--auth", "scram-sha-256", "-E", "UTF8", "--locale", "C", "--no-sync")
+            run(str(bindir / "pg_ctl"), "-D", data, "-l", str(home / "server.log"), "-o", options, "-w", "-t", "60",
+                "start")
+        except subprocess.CalledProcessError as exc:
+            log = home / "server.log"
+            pytest.fail(f"PostgreSQL did not start: {exc.stderr}{log.read_text() if log.exists() else ''}")
+        yield f"postgresql://postgres:{password}@127.0.0.1:{port}/postgres"
+    finally:
+        subprocess.run([*as_postgres, str(bindir / "pg_ctl"), "-D", data, "-m", "fast", "-w", "stop"],
+                       capture_output=True, timeout=60, cwd=home)
+        shutil.rmtree(home, ignore_errors=True)

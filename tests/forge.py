@@ -19,7 +19,7 @@ import json
 import sys
 import unicodedata
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
@@ -31,8 +31,9 @@ sys.path.insert(0, str(ROOT))
 from fairdice import derive  # noqa: E402
 from fairdice.bots import BOTS, position_of  # noqa: E402
 from fairdice.bots.base import TIE_TOLERANCE, Decision  # noqa: E402
+from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Seat, Setup  # noqa: E402
-from fairdice.log import LOG_FORMAT, LOG_VERSION, Signer, canonical, final_block, setup_from_header  # noqa: E402
+from fairdice.log import LOG_FORMAT, Signer, canonical, final_block, move_receipt, setup_from_header  # noqa: E402
 from fairdice.log import header as make_header  # noqa: E402
 from fairdice.rules import options, ruleset, totals  # noqa: E402
 
@@ -112,23 +113,42 @@ def do(game: Game, decision: Decision) -> list[dict]:
     return game.roll(seat, decision.hold) if decision.action == "roll" else game.score(seat, decision.category)
 
 
+CURRENT = "the seat to play"  # Base.abandoned_by: whoever's turn it is when the game is abandoned
+
+
 @dataclass(frozen=True)
 class Base:
     """A genuine game: its setup, server seed, the client seed of each sender (a human seat, or None for
-    the operator of a bot-only game) in the order they arrived, and where it was abandoned, if it was."""
+    the operator of a bot-only game) in the order they arrived (in version 2 with several humans: the
+    order of the commitments, then of the reveals), and where it was abandoned, if it was."""
     name: str
     setup: Setup
     seed: bytes
     client_seeds: dict
     abandon_after: int | None = None  # abandoned once this many boxes are filled...
-    abandoned_by: int | None = None  # ...by this seat (None: the server)
+    abandoned_by: int | str | None = None  # ...by this seat (None: the server; CURRENT: the seat to play)...
+    abandon_reason: str = "player"  # ...for this reason (version 2; a version 1 abandon gives none)
+
+
+def salt(setup: Setup, seat: int) -> str:
+    """The salt a human seat commits to its client seed with (SPEC §2.2, version 2): 32 bytes, fixed here."""
+    return hashlib.sha256(f"fairdice forged corpus: salt of seat {seat} in {setup.game_id}".encode()).hexdigest()
+
+
+def seed_commitment(setup: Setup, seat: int, client_seed: str) -> str:
+    return derive.seed_commitment(salt(setup, seat), client_seed)
 
 
 def opening(setup: Setup, seed: bytes, client_seeds: dict) -> list[dict]:
-    """The client seed events and the start event, as the core writes them."""
+    """The client seed events and the start event, as the core writes them: in a game that commits to its
+    client seeds, every commitment first, then every reveal."""
     game = Game(setup, seed)
+    committed = setup.commits_client_seeds
+    if committed:
+        for sender, text in client_seeds.items():
+            game.commit_client_seed(sender, seed_commitment(setup, sender, text))
     for sender, text in client_seeds.items():
-        game.supply_client_seed(sender, text)
+        game.supply_client_seed(sender, text, salt(setup, sender) if committed else None)
     return list(game.events)
 
 
@@ -144,7 +164,8 @@ def play(base: Base, movers: dict | None = None, seed: bytes | None = None, clie
         if game.status != "playing":
             return events
         if base.abandon_after is not None and sum(e["type"] == "score" for e in events) >= base.abandon_after:
-            return events + game.abandon(base.abandoned_by)
+            seat = game.current_seat if base.abandoned_by == CURRENT else base.abandoned_by
+            return events + game.abandon(seat, base.abandon_reason)
         seat = game.current_seat
         mover = (movers or {}).get(seat) or (bot_move if base.setup.seats[seat].is_bot else human_move)
         events = events + mover(game)
@@ -188,7 +209,7 @@ def log_of(setup: Setup, seed: bytes, events: list, signer: Signer = OPERATOR, h
     """The signed log of these events (its final block computed by the core from the events)."""
     game = Game.restore(setup, seed, events)
     head = header or make_header(setup, derive.commitment(seed), signer)
-    return signed({"format": LOG_FORMAT, "version": LOG_VERSION, "header": head, "events": events,
+    return signed({"format": LOG_FORMAT, "version": setup.version, "header": head, "events": events,
                    "final": final_block(game) if game.over else None}, signer)
 
 
@@ -234,8 +255,10 @@ class NotThePolicy(Exception):
 
 def replay_move(game: Game, event: dict) -> None:
     kind = event["type"]
-    if kind == "client_seed":
-        game.supply_client_seed(event["seat"], event["client_seed"])
+    if kind == "client_seed_commit":
+        game.commit_client_seed(event["seat"], event["commitment"])
+    elif kind == "client_seed":
+        game.supply_client_seed(event["seat"], event["client_seed"], event.get("salt"))
     elif kind in ("roll", "score"):
         seat = event["seat"]
         if type(seat) is not int:
@@ -247,7 +270,7 @@ def replay_move(game: Game, event: dict) -> None:
                 raise NotThePolicy
         game.roll(seat, event["hold"]) if kind == "roll" else game.score(seat, event["category"])
     elif kind == "abandon":
-        game.abandon(event["seat"])
+        game.abandon(event["seat"], event.get("reason", "player"))
     elif kind != "start":  # (the core writes the start event itself, after the last client seed)
         raise ValueError(kind)
 
@@ -262,7 +285,8 @@ def core_reproduces(doc: dict) -> bool:
         game = Game(setup_from_header(head), bytes.fromhex(doc["final"]["server_seed"]))
         for event in doc["events"]:
             replay_move(game, event)
-        rebuilt = {"format": LOG_FORMAT, "version": LOG_VERSION, "events": game.events, "final": final_block(game),
+        rebuilt = {"format": LOG_FORMAT, "version": game.setup.version, "events": game.events,
+                   "final": final_block(game),
                    "header": make_header(game.setup, game.commitment, OPERATOR, head["seed_secret"])}
         return canonical(signed(rebuilt)) == canonical(doc)
     except Exception:  # the core refuses a move, or the log is not one it could have written
@@ -279,21 +303,44 @@ def bot(policy: str) -> dict:
 
 
 BASES = {b.name: b for b in (
-    Base("yacht-ann-vs-greedy", Setup.build("forged-yacht-1", "yacht", [ANN, bot("greedy")], first=0),
+    Base("yacht-ann-vs-greedy", Setup.build("forged-yacht-1", "yacht", [ANN, bot("greedy")], first=0, version=1),
          server_seed("yacht-ann-vs-greedy"), {0: "ann typed this seed herself"}),
-    Base("classic13-ann-vs-ev", Setup.build("forged-classic13-1", "classic13", [ANN, bot("ev")], first="random"),
+    Base("classic13-ann-vs-ev", Setup.build("forged-classic13-1", "classic13", [ANN, bot("ev")], first="random",
+                                            version=1),
          server_seed("classic13-ann-vs-ev"), {0: "5e0c7a1f9b2d4c68a3e1f0b7d2c95a41"}),
-    Base("yatzy-bot", Setup.build("forged-yatzy-bot-1", "yatzy", [bot("ev")]),
+    Base("yatzy-bot", Setup.build("forged-yatzy-bot-1", "yatzy", [bot("ev")], version=1),
          server_seed("yatzy-bot"), {None: "the operator's client seed"}),
-    Base("yacht-ann-vs-bob", Setup.build("forged-yacht-2", "yacht", [ANN, BOB], first="random", upper_first=True),
+    Base("yacht-ann-vs-bob", Setup.build("forged-yacht-2", "yacht", [ANN, BOB], first="random", upper_first=True,
+                                         version=1),
          server_seed("yacht-ann-vs-bob"), {1: "bob's seed: béta \U0001F3B2", 0: "ann's seed for the game with bob"}),
     Base("classic13-abandoned", Setup.build("forged-classic13-2", "classic13",
-                                            [ANN, {**bot("ev"), "name": "ev bot ✓"}], first="random"),
+                                            [ANN, {**bot("ev"), "name": "ev bot ✓"}], first="random",
+                                            version=1),
          server_seed("classic13-abandoned"), {0: "ann's seed for a short game"}, abandon_after=3, abandoned_by=0),
-    Base("yacht-optimal", Setup.build("forged-yacht-optimal-1", "yacht", [bot("optimal")]),
+    Base("yacht-optimal", Setup.build("forged-yacht-optimal-1", "yacht", [bot("optimal")], version=1),
          server_seed("yacht-optimal"), {None: "the operator's seed for the optimal bot"}),
 )}
 SHORT = "classic13-abandoned"  # the small log most single changes are made to
+V1_BASES = tuple(BASES)  # log format version 1: legacy logs, which SPEC promises keep verifying
+
+V2_BASES = {b.name: b for b in (
+    Base("v2-yacht-ann-vs-bob", Setup.build("forged-v2-yacht-1", "yacht", [ANN, BOB], first="random"),
+         server_seed("v2-yacht-ann-vs-bob"),
+         {1: "bob commits first: béta \U0001F3B2", 0: "ann's seed, committed second"}),
+    Base("v2-classic13-ann-bob-ev", Setup.build("forged-v2-classic13-1", "classic13", [ANN, BOB, bot("ev")],
+                                                first="random"),
+         server_seed("v2-classic13-ann-bob-ev"), {0: "ann's seed for three seats", 1: "bob's seed for three seats"},
+         abandon_after=4, abandoned_by=CURRENT),
+    Base("v2-yacht-ann-vs-greedy-timeout", Setup.build("forged-v2-yacht-2", "yacht", [ANN, bot("greedy")],
+                                                       abandon_timeout=600),
+         server_seed("v2-yacht-ann-vs-greedy-timeout"), {0: "ann's seed, and then she went quiet"},
+         abandon_after=3, abandoned_by=None, abandon_reason="timeout"),
+    Base("v2-yatzy-bot", Setup.build("forged-v2-yatzy-bot-1", "yatzy", [bot("greedy")]),
+         server_seed("v2-yatzy-bot"), {None: "the operator's seed, version 2"}, abandon_after=2, abandoned_by=None),
+)}
+BASES.update(V2_BASES)
+TWO = "v2-yacht-ann-vs-bob"  # two humans who commit to their client seeds, a finished game
+SHORT_V2 = "v2-classic13-ann-bob-ev"  # two humans and a bot, abandoned by the seat to play: the v2 sweep's log
 
 
 # --------------------------------------------------------------------------- cases
@@ -308,11 +355,15 @@ class Case:
     trusted_keys: tuple = (OPERATOR_HEX,)
     receipt: object = None
     allow_unsigned: bool = False
+    move_receipts: object = None  # the move receipts the player kept (v2.md), given to --receipts
 
     def entry(self, file: str) -> dict:
-        return {"name": self.name, "file": file, "what": self.what, "trusted_keys": list(self.trusted_keys),
-                "receipt": self.receipt, "allow_unsigned": self.allow_unsigned, "verdict": self.verdict,
-                "check": self.check}
+        entry = {"name": self.name, "file": file, "what": self.what, "trusted_keys": list(self.trusted_keys),
+                 "receipt": self.receipt, "allow_unsigned": self.allow_unsigned, "verdict": self.verdict,
+                 "check": self.check}
+        if self.move_receipts is not None:  # (only there: the entries of the cases before them are unchanged)
+            entry["move_receipts"] = self.move_receipts
+        return entry
 
 
 def ok(name, what, doc, **kw) -> Case:
@@ -328,14 +379,23 @@ def error(name, what, data: bytes, **kw) -> Case:
 
 
 def genuine_cases() -> Iterator[Case]:
-    for name, base in BASES.items():
-        doc = genuine(name)
+    yield from genuine_games(V1_BASES)
+    yield from more_genuine_cases()
+
+
+def genuine_games(names) -> Iterator[Case]:
+    """Each genuine game, checked against the operator's key and against the receipt of each sender."""
+    for name in names:
+        base, doc = BASES[name], genuine(name)
         yield ok(f"genuine-{name}", f"nothing: the genuine log of {name}, checked against the operator's key", doc)
         for sender in base.client_seeds:
             who = "the operator" if sender is None else base.setup.seats[sender].name
             yield ok(f"genuine-{name}-receipt-{who.replace(' ', '-')}",
                      f"nothing: the genuine log of {name}, checked against the receipt of {who}", doc,
                      receipt=receipt(name, sender))
+
+
+def more_genuine_cases() -> Iterator[Case]:
     one = "yacht-ann-vs-greedy"
     yield ok(f"genuine-{one}-embedded-key", "nothing: a genuine log, checked without a trusted key (so only "
              "its self-consistency)", genuine(one), trusted_keys=())
@@ -818,7 +878,7 @@ def start_cases() -> Iterator[Case]:
 
 def rolloff_tie_cases() -> Iterator[Case]:
     """A bot-only game whose roll-off ties in round 1, abandoned at its start, and two forgeries of it."""
-    setup = Setup.build("forged-rolloff-tie", "yacht", [bot("greedy"), bot("greedy")], first="random")
+    setup = Setup.build("forged-rolloff-tie", "yacht", [bot("greedy"), bot("greedy")], first="random", version=1)
     seeds = (server_seed(f"rolloff tie {k}") for k in range(1000))
     seed = next(x for x in seeds if len(opening(setup, x, {None: "tie"})[1]["rolloff"]) > 1)
     base = Base("rolloff-tie", setup, seed, {None: "tie"}, abandon_after=0, abandoned_by=None)
@@ -1273,7 +1333,8 @@ def tiny(label: str, client_seed: str = "a seed", name: str = "greedy bot", game
     """A bot-only yacht game abandoned by the server after `turns` turns, with any client seed, name or game
     id (the core's own checks bypassed: this is what the operator can write)."""
     game_id = f"forged-tiny-{label}" if game_id is None else game_id
-    setup = Setup(game_id, ruleset("yacht"), (Seat("bot", name, "greedy"),), 0, False)
+    setup = Setup(game_id, ruleset("yacht"), (Seat("bot", name, "greedy"),), 0, False, version=1,
+                  abandon_timeout=None)
     seed = server_seed(f"tiny {label}")
     base = Base(label, setup, seed, {}, abandon_after=turns, abandoned_by=None)
     events = [{"type": "client_seed", "seat": None, "client_seed": client_seed},
@@ -1331,11 +1392,329 @@ def rule_cases() -> Iterator[Case]:
             yield fail(f"game-id-{label}", what + ", the game derived with it", doc, "log.format")
 
 
+# =========================================================================== log format version 2
+# (/tmp/team/v2.md: commitments to the client seeds of two or more humans, abandon reasons and the timeout,
+# move receipts.)  The version 1 cases above are left exactly as they were: legacy logs keep verifying.
+
+def index_of(doc: dict, kind: str, start: int = 0) -> int:
+    """The first event of this type from `start`."""
+    return first_index(doc, lambda e: e["type"] == kind, start)
+
+
+def v2_genuine_cases() -> Iterator[Case]:
+    yield from genuine_games(V2_BASES)
+    two = BASES[TWO]
+    ann, bob = two.client_seeds[0], two.client_seeds[1]
+    game = Game(two.setup, two.seed)
+    game.commit_client_seed(1, seed_commitment(two.setup, 1, bob))
+    game.commit_client_seed(0, seed_commitment(two.setup, 0, ann))
+    game.supply_client_seed(1, bob, salt(two.setup, 1))
+    game.abandon(0, "player")
+    yield ok("v2-abandoned-by-ann-before-her-reveal", "nothing: both seats committed, bob revealed his seed, and ann "
+             "abandoned before revealing hers (a human seat may abandon before the start)",
+             log_of(two.setup, two.seed, game.events))
+    game = Game(two.setup, two.seed)
+    game.commit_client_seed(1, seed_commitment(two.setup, 1, bob))
+    game.abandon(None, "timeout")
+    yield ok("v2-timeout-awaiting-a-commitment", "nothing: bob committed, ann never did, and the server abandoned "
+             "the game on its timeout", log_of(two.setup, two.seed, game.events))
+    short, base = genuine(SHORT_V2), BASES[SHORT_V2]
+    k = index_of(short, "abandon")
+    game = Game.restore(base.setup, base.seed, short["events"][:k])
+    seat = game.current_seat
+    events = short["events"][:k] + game.roll(seat) + game.abandon(seat, "player")
+    yield ok("v2-abandoned-mid-turn", f"nothing: seat {seat}, the seat to play, abandons after its first roll (on "
+             "its own turn)", log_of(base.setup, base.seed, events))
+    bots = replace(BASES["v2-yatzy-bot"], abandon_reason="timeout")
+    yield ok("v2-bot-game-timeout", "nothing: a game without human seats abandoned by the server on its timeout",
+             log_of(bots.setup, bots.seed, play(bots)))
+
+
+def v2_commitment_cases() -> Iterator[Case]:
+    """client_seed.commit: with two or more humans, every human seat commits once, before any reveal, and each
+    reveal opens its seat's commitment."""
+    two, doc = BASES[TWO], genuine(TWO)
+    ev = doc["events"]
+    assert [e["type"] for e in ev[:5]] == ["client_seed_commit"] * 2 + ["client_seed"] * 2 + ["start"]
+    assert [e["seat"] for e in ev[:4]] == [1, 0, 1, 0]
+    pick = ground_client_seed(two, 1, 0)
+    swapped = play(two, client_seeds={**two.client_seeds, 1: pick})
+    yield fail("v2-reveal-of-another-seed", "the server logs bob's reveal with a seed of its own choosing (bob's "
+               "salt kept, his commitment as he sent it) and re-derives the whole game from it", log_of(
+                   two.setup, two.seed, [ev[0]] + swapped[1:]), "client_seed.commit")
+    yield fail("v2-reveal-with-another-salt", "bob's reveal carries another salt than the one he committed with, "
+               "re-signed", signed(edited(doc, ("events", 2, "salt"), salt(two.setup, 2))), "client_seed.commit")
+    yield fail("v2-commitment-after-a-reveal", "bob commits and reveals before ann commits: the last to commit "
+               "could choose knowing a seed (re-signed)", signed(with_events(doc, moved(ev, 2, 1))),
+               "client_seed.commit")
+    yield fail("v2-missing-commitment", "ann's commitment is left out: her seed is revealed without one, re-signed",
+               signed(with_events(doc, ev[:1] + ev[2:])), "client_seed.commit")
+    second = {"type": "client_seed_commit", "seat": 1, "commitment": seed_commitment(two.setup, 1, "bob's other seed")}
+    yield fail("v2-second-commitment", "bob commits a second time, to another seed, before the reveals (he could "
+               "open whichever suits him), re-signed", signed(with_events(doc, ev[:2] + [second] + ev[2:])),
+               "client_seed.commit")
+    yield fail("v2-same-commitment-twice", "bob's commitment appears twice before the reveals, re-signed",
+               signed(with_events(doc, ev[:2] + [ev[0]] + ev[2:])), "client_seed.commit")
+    late = {"type": "client_seed_commit", "seat": 0, "commitment": seed_commitment(two.setup, 0, "ann, later")}
+    yield fail("v2-commitment-after-start", "a second commitment of ann's after the start event, re-signed",
+               signed(with_events(doc, ev[:5] + [late] + ev[5:])), "client_seed.commit")
+    plain = [{"type": "client_seed", "seat": e["seat"], "client_seed": e["client_seed"]} for e in ev[2:4]]
+    yield fail("v2-plain-client-seeds", "the two humans' seeds are logged in one step, without commitments or "
+               "salts (the dice are those of the same seeds), re-signed", signed(with_events(doc, plain + ev[4:])),
+               "log.format")
+    three, trio = genuine(SHORT_V2), BASES[SHORT_V2]
+    for_bot = {"type": "client_seed_commit", "seat": 2, "commitment": seed_commitment(trio.setup, 2, "the bot's")}
+    yield fail("v2-commitment-from-the-bot", "a commitment for the bot's seat among the humans' ones, re-signed",
+               signed(with_events(three, three["events"][:2] + [for_bot] + three["events"][2:])),
+               "client_seed.commit")
+    solo, one = genuine("v2-yacht-ann-vs-greedy-timeout"), BASES["v2-yacht-ann-vs-greedy-timeout"]
+    commit = {"type": "client_seed_commit", "seat": 0,
+              "commitment": seed_commitment(one.setup, 0, one.client_seeds[0])}
+    yield fail("v2-commitment-in-a-one-human-game", "a commitment before ann's client seed in a game with one "
+               "human seat, which takes its seed in one step (re-signed)",
+               signed(with_events(solo, [commit] + solo["events"])), "log.format")
+    yield fail("v2-salt-in-a-one-human-game", "ann's one-step client seed carries a salt, re-signed",
+               signed(edited(solo, ("events", 0, "salt"), salt(one.setup, 0))), "log.format")
+    who = "the server replaced bob's commitment and client seed by its own (consistent with each other) and " \
+          "re-derived the game"
+    yield ok("v2-bob-commitment-and-seed-replaced", who + "; without bob's receipt nothing shows it: a commitment "
+             "binds a seat's seed against the other seats, not against the server", log_of(two.setup, two.seed,
+                                                                                            swapped))
+    yield fail("v2-bob-commitment-and-seed-replaced-bob-receipt", who + "; bob's receipt holds the seed he sent",
+               log_of(two.setup, two.seed, swapped), "receipt.match", receipt=receipt(TWO, 1))
+    yield ok("v2-bob-commitment-and-seed-replaced-ann-receipt", who + "; ann's receipt cannot show it (her seed, "
+             "the header and the commitment are as she saw them)", log_of(two.setup, two.seed, swapped),
+             receipt=receipt(TWO, 0))
+
+
+def v2_abandon_cases() -> Iterator[Case]:
+    """game.abandon: a human seat before the start or on its own turn; the operator of a game without humans;
+    the server (seat null) only for its timeout."""
+    doc, base = genuine(SHORT_V2), BASES[SHORT_V2]
+    k = len(doc["events"]) - 1
+    last = doc["events"][k]
+    seat = last["seat"]
+    assert last == {"type": "abandon", "seat": seat, "reason": "player"} and seat in (0, 1)
+    game = Game.restore(base.setup, base.seed, doc["events"][:k])
+    assert game.current_seat == seat
+    changes = [
+        ("v2-server-abandon-without-timeout", "the server abandons a game with human seats (seat null) giving the "
+         "reason 'player': only a timeout lets the server abandon", None, "player"),
+        ("v2-timeout-by-a-seat", f"seat {seat} abandons giving the reason 'timeout', which is the server's",
+         seat, "timeout"),
+        ("v2-abandon-not-on-its-turn", f"seat {1 - seat} abandons during seat {seat}'s turn", 1 - seat, "player"),
+        ("v2-abandon-reason-unknown", f"seat {seat} abandons for the reason 'forfeit', which does not exist", seat,
+         "forfeit"),
+        ("v2-abandon-by-the-bot", "the bot's seat abandons (reason 'player'): only a human seat abandons for itself",
+         2, "player"),
+    ]
+    for name, what, who, reason in changes:
+        yield fail(name, what + "; re-signed", signed(edited(doc, ("events", k), {**last, "seat": who,
+                                                                                   "reason": reason})), "game.abandon")
+    yield fail("v2-abandon-without-reason", "the abandon event gives no reason (a version 1 abandon), re-signed",
+               signed(edited(doc, ("events", k), {"type": "abandon", "seat": seat})), "log.format")
+    bot_quits = doc["events"][:3] + [{"type": "abandon", "seat": 2, "reason": "player"}]
+    yield fail("v2-abandon-by-the-bot-before-start", "after ann's reveal, before bob's, the bot's seat abandons "
+               "(reason 'player'): only a human seat abandons for itself", log_of(base.setup, base.seed, bot_quits),
+               "game.abandon")
+    two, duo = genuine(TWO), BASES[TWO]
+    early = [two["events"][0], {"type": "abandon", "seat": None, "reason": "player"}]
+    yield fail("v2-server-abandon-before-start", "after bob's commitment the server abandons the game as if a player "
+               "had (seat null, reason 'player'), signed", log_of(duo.setup, duo.seed, early), "game.abandon")
+
+
+def v2_version_cases() -> Iterator[Case]:
+    v1, v2 = genuine(SHORT), genuine(SHORT_V2)
+    yield fail("v1-log-labelled-version-2", "a version 1 log is labelled version 2 (no abandon_timeout, an abandon "
+               "without reason), re-signed", signed(edited(v1, ("version",), 2)), "log.format")
+    yield fail("v2-log-labelled-version-1", "a version 2 log is labelled version 1 (its header has an "
+               "abandon_timeout, its reveals a salt), re-signed", signed(edited(v2, ("version",), 1)), "log.format")
+    no_timeout = copy.deepcopy(v2)
+    del no_timeout["header"]["abandon_timeout"]
+    yield fail("v2-header-without-abandon-timeout", "the header has no abandon_timeout, re-signed",
+               signed(no_timeout), "log.format")
+    for label, value in (("a-string", "86400"), ("null", None), ("true", True), ("zero", 0)):
+        yield fail(f"v2-abandon-timeout-{label}", f"the header's abandon_timeout is {json.dumps(value)}, re-signed",
+                   signed(edited(v2, ("header", "abandon_timeout"), value)), "log.format")
+    yield fail("v2-abandon-timeout-a-float", "the header's abandon_timeout is written 86400.0, re-signed",
+               signed(edited(v2, ("header", "abandon_timeout"), 86400.0)), "log.format")
+
+
+# ---- every single field that version 2 adds
+
+V2_EVENT_TYPES = ("client_seed_commit", "client_seed", "start", "roll", "score", "abandon")
+SEATS_V2 = len(V2_BASES[SHORT_V2].setup.seats)  # the sweep's log: ann, bob and the ev bot
+
+
+def v2_sweep_targets(doc: dict) -> list[tuple]:
+    ev = doc["events"]
+    commits = [("events", i) for i, e in enumerate(ev) if e["type"] == "client_seed_commit"]
+    return [("version",), ("header", "abandon_timeout"), *commits, ("events", index_of(doc, "client_seed")),
+            ("events", index_of(doc, "abandon"))]
+
+
+def v2_variants(path: tuple, value) -> list[tuple[str, object]]:
+    """(label, new value) for one leaf of what version 2 adds."""
+    name = path[-1]
+    if name == "type":
+        return [("", V2_EVENT_TYPES[(V2_EVENT_TYPES.index(value) + 1) % len(V2_EVENT_TYPES)])]
+    if name in ("commitment", "salt"):
+        return [("", flip_hex(value))]
+    if name == "seat":
+        return [("", (value + 1) % SEATS_V2)]
+    if name == "reason":
+        return [("", value + "x"), ("timeout", "timeout")]
+    if name == "client_seed":
+        return [("", value + "x")]
+    return [("", value + 1)]  # version, abandon_timeout
+
+
+def v2_expected(doc: dict, path: tuple, label: str, new) -> str | None:
+    """The check a change of this field calls for (v2.md, SPEC §7), re-signed; None for a legal game."""
+    if path == ("version",):
+        return "log.format"  # there is no version 3
+    if path == ("header", "abandon_timeout"):
+        return None  # nothing in the log derives from it (the log has no clock): only a receipt's header shows it
+    event = doc["events"][path[1]]
+    name, humans = path[2], [s for s, seat in enumerate(doc["header"]["seats"]) if seat["type"] == "human"]
+    if name == "type":
+        return "log.format"  # another type: not the fields of that type
+    if event["type"] == "client_seed_commit":
+        return "client_seed.commit"  # a second commitment, a bot's, or one its seat's reveal does not open
+    if event["type"] == "client_seed":
+        if name == "seat" and new not in humans:
+            return "client_seed.valid"  # a reveal from the bot's seat, which commits to nothing
+        return "client_seed.commit"  # the reveal does not open its seat's commitment
+    return "game.abandon"  # another seat than the one to play, or a reason that is not the seat's to give
+
+
+def v2_field_cases() -> Iterator[Case]:
+    doc = genuine(SHORT_V2)
+    assert len(doc["header"]["seats"]) == SEATS_V2
+    for target in v2_sweep_targets(doc):
+        value = doc
+        for key in target:
+            value = value[key]
+        for sub, leaf in leaves(value):
+            path = target + sub
+            for label, new in v2_variants(path, leaf):
+                dotted = ".".join(map(str, path))
+                name = f"v2-field-{dotted}" + (f"-{label}" if label else "")
+                changed = edited(doc, path, new)
+                forged = signed(changed)
+                check = v2_expected(doc, path, label, new)
+                assert core_reproduces(forged) == (check is None), (name, check)
+                what = f"{dotted} changed from {json.dumps(leaf)} to {json.dumps(new)}, re-signed"
+                if check is None:
+                    yield ok(name, what + ": not a forgery, the core writes the same log for the same moves", forged)
+                else:
+                    yield fail(name, what, forged, check)
+                if path[-1] in ("abandon_timeout", "reason", "salt") and not label:
+                    yield fail(f"v2-stale-{dotted}", f"{dotted} changed from {json.dumps(leaf)} to "
+                               f"{json.dumps(new)}, the signatures left as they were", changed,
+                               "sig.commitment" if path[0] == "header" else "sig.final")
+
+
+# ---- move receipts (v2.md): the server's signed word on the history after each move
+
+def move_receipts_of(doc: dict, counts, signer: Signer = OPERATOR) -> list[dict]:
+    """The move receipts of this log's history after each of `counts` events, as the server signs them."""
+    return [move_receipt(signer, doc["header"], doc["events"][:n]) for n in counts]
+
+
+def answers_to(doc: dict, seat, kinds=("client_seed_commit", "client_seed", "score")) -> list[int]:
+    """The event counts of the answers to `seat`'s commands of these kinds (a client seed that completes the
+    set is answered after the start event), after the game as created (0)."""
+    ev = doc["events"]
+    counts = [0]
+    for i, e in enumerate(ev):
+        if e["type"] in kinds and e.get("seat") == seat:
+            counts.append(i + 2 if i + 1 < len(ev) and ev[i + 1]["type"] == "start" else i + 1)
+    return counts
+
+
+def other_hold_mover(turn: int) -> Mover:
+    """human_move, except that on turn `turn` the seat keeps nothing after its first roll."""
+    def move(game: Game) -> list[dict]:
+        if game.turn == turn and game.rolls_made == 1:
+            return game.roll(game.current_seat, ())
+        return human_move(game)
+    return move
+
+
+def move_receipt_cases() -> Iterator[Case]:
+    two, doc = BASES[TWO], genuine(TWO)
+    bobs = move_receipts_of(doc, answers_to(doc, 1))
+    yield ok("v2-move-receipts-bob", "nothing: the genuine log, checked against the move receipts bob kept (the "
+             "game as created, and the answers to his commitment, his reveal and each of his boxes)", doc,
+             move_receipts=bobs)
+    v1 = genuine("yacht-ann-vs-greedy")
+    yield ok("v1-move-receipts-ann", "nothing: a genuine version 1 log, checked against move receipts of its "
+             "history (the chain covers every version)", v1, move_receipts=move_receipts_of(
+                 v1, answers_to(v1, 0, ("client_seed", "score"))[::3]))
+    rewritten = log_of(two.setup, two.seed, play(two, {1: other_hold_mover(8)}))
+    assert core_reproduces(rewritten) and rewritten["events"] != doc["events"]
+    what = ("after the game the operator publishes another legal game: in bob's turn 8 he keeps nothing after his "
+            "first roll, the rest played out from there")
+    yield fail("v2-history-rewritten-after-receipts", what + "; bob's move receipts hold the history he was shown",
+               rewritten, "receipt.chain", move_receipts=bobs)
+    yield ok("v2-history-rewritten-no-receipts", what + "; without bob's move receipts nothing shows it", rewritten)
+    cut = first_index(doc, lambda e: e["type"] == "score" and e["seat"] == 1, len(doc["events"]) // 2) + 1
+    game = Game.restore(two.setup, two.seed, doc["events"][:cut])
+    ended = log_of(two.setup, two.seed, doc["events"][:cut] + game.abandon(None, "timeout"))
+    what = (f"the operator publishes the game as abandoned on a timeout after event {cut - 1}, though it went on "
+            "to its end")
+    yield fail("v2-log-ends-before-the-receipts", what + "; bob holds receipts of later moves", ended,
+               "receipt.chain", move_receipts=bobs)
+    yield ok("v2-log-ends-early-no-receipts", what + "; without bob's move receipts a timeout abandon is the "
+             "server's right", ended)
+    yield from forged_receipt_cases(doc, bobs)
+
+
+def forged_receipt_cases(doc: dict, bobs: list) -> Iterator[Case]:
+    n = len(doc["events"])
+    last = bobs[-1]
+    other_game = genuine(SHORT_V2)
+    cases = [
+        ("signed-by-another-key", "bob's move receipts are signed by another key than the trusted one",
+         move_receipts_of(doc, answers_to(doc, 1), OTHER), (OPERATOR_HEX,)),
+        ("signed-by-another-key-untrusted", "bob's move receipts are signed by another key than the log's (no "
+         "trusted key given: the log's own key)", move_receipts_of(doc, answers_to(doc, 1), OTHER), ()),
+        ("of-another-game", "a genuine move receipt of another game is among bob's",
+         bobs + move_receipts_of(other_game, [3]), (OPERATOR_HEX,)),
+        ("count-changed", "a move receipt's event count is changed (its signature left as it was)",
+         bobs[:-1] + [{**last, "events": last["events"] - 1}], (OPERATOR_HEX,)),
+        ("chain-changed", "a move receipt's chain is changed (its signature left as it was)",
+         bobs[:-1] + [{**last, "chain": flip_hex(last["chain"])}], (OPERATOR_HEX,)),
+        ("beyond-the-log", f"a move receipt for {n + 1} events, signed, of a log of {n}",
+         bobs + [OPERATOR.sign_receipt(doc["header"]["game_id"], n + 1, hashlib.sha256(b"a move to come").digest())],
+         (OPERATOR_HEX,)),
+    ]
+    for label, what, receipts, keys in cases:
+        yield fail(f"v2-move-receipt-{label}", what, doc, "receipt.chain", move_receipts=receipts, trusted_keys=keys)
+    yield ok("v2-move-receipts-two-trusted-keys", "nothing: bob's move receipts checked against two trusted keys, "
+             "one of them the operator's", doc, move_receipts=bobs, trusted_keys=(OTHER_HEX, OPERATOR_HEX))
+    unusable = {"not-an-array": {"receipts": bobs}, "an-element-not-an-object": [last["chain"]],
+                "missing-chain": [{k: v for k, v in last.items() if k != "chain"}],
+                "events-a-string": [{**last, "events": str(last["events"])}],
+                "chain-uppercase": [{**last, "chain": last["chain"].upper()}],
+                "extra-field": [{**last, "seat": 1}]}
+    for label, bad in unusable.items():
+        yield error(f"v2-move-receipts-{label}", f"a genuine log with unusable move receipts "
+                    f"({label.replace('-', ' ')})", text(doc), move_receipts=bad)
+
+
+def v2_cases() -> Iterator[Case]:
+    for group in (v2_genuine_cases, v2_commitment_cases, v2_abandon_cases, v2_version_cases, v2_field_cases,
+                  move_receipt_cases):
+        yield from group()
+
+
 # --------------------------------------------------------------------------- the corpus
 
 def all_cases() -> list[Case]:
     groups = (genuine_cases, relabel_cases, roll_count_cases, order_cases, receipt_cases, bot_cases, score_cases,
-              start_cases, signature_cases, field_cases, format_cases, hostile_cases, rule_cases)
+              start_cases, signature_cases, field_cases, format_cases, hostile_cases, rule_cases, v2_cases)
     cases = [case for group in groups for case in group()]
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})
@@ -1344,6 +1723,7 @@ def all_cases() -> list[Case]:
 
 def build() -> dict[str, bytes]:
     """File name -> bytes, for every file of the corpus; cases with the same bytes share a file."""
+    table_cache.install()  # (the optimal bot plays some games: its table comes from the fairdice cache)
     files: dict[str, bytes] = {}
     by_content: dict[bytes, str] = {}
     entries = []
@@ -1358,6 +1738,8 @@ def build() -> dict[str, bytes]:
 
 
 def main(argv: list[str]) -> int:
+    from fairdice.edges import table_cache
+    table_cache.install()  # the optimal bot's games need its yacht table: from the cache, built if missing
     files = build()
     on_disk = {p.name for p in OUT.glob("*.json")} if OUT.exists() else set()
     stale = sorted(n for n, data in files.items() if n not in on_disk or (OUT / n).read_bytes() != data)

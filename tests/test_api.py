@@ -39,14 +39,28 @@ def create(client, seats=(HUMAN, EV), rules="classic13", **extra):
     return resp.get_json()
 
 
+SALT = "5a" * 32
+
+
+def seed_commitment(client_seed: str, salt: str = SALT) -> str:
+    """SPEC §4.3: hex(SHA-256(salt || UTF-8(client_seed)))."""
+    return hashlib.sha256(bytes.fromhex(salt) + client_seed.encode("utf-8")).hexdigest()
+
+
 def started(client, seats=(HUMAN, EV), rules="classic13", **extra):
-    """A created game whose human seats have all sent their client seeds: (created, tokens by seat, state)."""
+    """A created game whose human seats have all sent their client seeds (`seed <seat>`; with two or more
+    humans, committed to and then revealed): (created, tokens by seat, state)."""
     created = create(client, seats, rules, **extra)
     tokens = {t["seat"]: t["token"] for t in created["tokens"]}
+    url = f"/v1/games/{created['game_id']}/client-seed"
+    if created["commit_reveal"]:
+        for seat, token in tokens.items():
+            resp = client.post(url, json={"commitment": seed_commitment(f"seed {seat}")}, headers=bearer(token))
+            assert resp.status_code == 200, resp.get_json()
     state = None
     for seat, token in tokens.items():
-        resp = client.post(f"/v1/games/{created['game_id']}/client-seed", json={"client_seed": f"seed {seat}"},
-                           headers=bearer(token))
+        body = {"client_seed": f"seed {seat}", **({"salt": SALT} if created["commit_reveal"] else {})}
+        resp = client.post(url, json=body, headers=bearer(token))
         assert resp.status_code == 200, resp.get_json()
         state = resp.get_json()
     return created, tokens, state
@@ -211,22 +225,24 @@ def test_client_seed_refusals(client):
                                headers=bearer(tokens[0])), 404, "game_not_found")
     assert_problem(client.post(url, json={}, headers=bearer(tokens[0])), 400, "invalid_body")
     assert_problem(client.post(url, json={"client_seed": 5}, headers=bearer(tokens[0])), 400, "invalid_body")
-    assert_problem(client.post(url, json={"client_seed": ""}, headers=bearer(tokens[0])), 422, "invalid_client_seed")
-    assert_problem(client.post(url, json={"client_seed": "a\nb"}, headers=bearer(tokens[0])), 422,
-                   "invalid_client_seed")
-    assert_problem(client.post(url, json={"client_seed": "x" * 257}, headers=bearer(tokens[0])), 422,
-                   "invalid_client_seed")
-    # seat 0 sends; play waits for seat 1
-    state = client.post(url, json={"client_seed": "ann's"}, headers=bearer(tokens[0])).get_json()
+    # two humans: both commit (SPEC §4.3), then the seeds themselves are judged as they are revealed
+    for seat, seed in ((0, "ann's"), (1, "bo's")):
+        assert client.post(url, json={"commitment": seed_commitment(seed)}, headers=bearer(tokens[seat])).status_code \
+            == 200
+    for bad in ("", "a\nb", "x" * 257):
+        assert_problem(client.post(url, json={"client_seed": bad, "salt": SALT}, headers=bearer(tokens[0])), 422,
+                       "invalid_client_seed")
+    # seat 0 reveals; play waits for seat 1
+    state = client.post(url, json={"client_seed": "ann's", "salt": SALT}, headers=bearer(tokens[0])).get_json()
     assert state["status"] == "awaiting_client_seed" and state["awaiting_client_seeds"] == [1]
     assert state["seats"][0]["awaiting_client_seed"] is False and state["seats"][1]["awaiting_client_seed"] is True
-    assert_problem(client.post(url, json={"client_seed": "again"}, headers=bearer(tokens[0])), 409,
+    assert_problem(client.post(url, json={"client_seed": "again", "salt": SALT}, headers=bearer(tokens[0])), 409,
                    "client_seed_already_set")
     assert_problem(client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0])), 409, "not_playing")
-    state = client.post(url, json={"client_seed": "bo's"}, headers=bearer(tokens[1])).get_json()
+    state = client.post(url, json={"client_seed": "bo's", "salt": SALT}, headers=bearer(tokens[1])).get_json()
     assert state["status"] == "playing" and state["current_seat"] == 0 and state["turn"] == 1
     assert [e["type"] for e in state["events"]] == ["client_seed", "start"]
-    assert state["events_from"] == 1 and state["event_count"] == 3
+    assert state["events_from"] == 3 and state["event_count"] == 5
     assert_problem(client.post(url, json={"client_seed": "late"}, headers=bearer(tokens[1])), 409,
                    "client_seed_closed")
 
@@ -374,7 +390,7 @@ def test_abandon_reveals_and_signs(client):
     assert log["final"] is None and "signature" not in log and len(log["events"]) == 3
     assert_problem(client.post(f"/v1/games/{gid}/abandon", json={"why": 1}, headers=bearer(tokens[0])), 400)
     state = client.post(f"/v1/games/{gid}/abandon", json={}, headers=bearer(tokens[0])).get_json()
-    assert state["status"] == "abandoned" and state["events"] == [{"type": "abandon", "seat": 0}]
+    assert state["status"] == "abandoned" and state["events"] == [{"type": "abandon", "seat": 0, "reason": "player"}]
     final = state["final"]
     assert final["status"] == "abandoned" and final["winner"] is None and final["draw"] is False
     assert hashlib.sha256(bytes.fromhex(final["server_seed"])).hexdigest() == created["commitment"]

@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import threading
@@ -40,9 +41,16 @@ def play_game(api: Client, rules: str, seats: list[dict]) -> tuple[dict, dict]:
     """Create, join every human seat, play to the end with a simple strategy; (created, last state)."""
     created = api.create_game(rules, seats, first="random")
     tokens = {t["seat"]: t["token"] for t in created["tokens"]}
+    seeds = {seat: f"seat {seat} {uuid.uuid4().hex}" for seat in tokens}
+    salt = uuid.uuid4().hex * 2  # 32 bytes, as hex
+    if created["commit_reveal"]:  # two or more humans: commit, then reveal (SPEC §4.3)
+        for seat, token in tokens.items():
+            digest = hashlib.sha256(bytes.fromhex(salt) + seeds[seat].encode()).hexdigest()
+            api.commit_client_seed(created["game_id"], token, digest)
     state = None
     for seat, token in tokens.items():
-        state = api.send_client_seed(created["game_id"], token, f"seat {seat} {uuid.uuid4().hex}")
+        state = api.send_client_seed(created["game_id"], token, seeds[seat],
+                                     salt=salt if created["commit_reveal"] else None)
     while state["status"] == "playing":
         token = tokens[state["current_seat"]]
         gid = created["game_id"]

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from api import create_app
-from fairdice.bots import optimal
+from fairdice.edges import table_cache
 
 HUMAN = {"type": "human", "name": "ann"}
 OPTIMAL = {"type": "bot", "bot": "optimal"}
@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # each test builds a table from an empty cache
 def cold_cache(tmp_path, monkeypatch):
     """An empty table cache and nothing in memory: a fresh machine."""
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(optimal, "_LOADED", {})
+    monkeypatch.setattr(table_cache, "CACHE", table_cache.TableCache())
     return tmp_path / "cache"
 
 
@@ -40,7 +40,7 @@ def test_optimal_game_waits_for_its_table_then_plays(tmp_path, cold_cache):
         assert time.monotonic() < deadline, "the table was never built"
         time.sleep(0.5)
     assert resp.status_code == 201
-    assert optimal.table_ready("yacht") and (cold_cache / "optimal-yacht-v1.npy").exists()
+    assert table_cache.table_ready("yacht") and (cold_cache / "optimal-yacht-v1.npy").exists()
     created = resp.get_json()
     token = created["tokens"][0]["token"]
     auth = {"Authorization": f"Bearer {token}"}
@@ -55,7 +55,7 @@ def test_concurrent_builders_build_once(cold_cache):
     import threading
 
     infos = []
-    threads = [threading.Thread(target=lambda: infos.append(optimal.build_table("yacht", moments=False)))
+    threads = [threading.Thread(target=lambda: infos.append(table_cache.build_table("yacht")))
                for _ in range(2)]
     for t in threads:
         t.start()

@@ -41,8 +41,9 @@ class ServeProcess:
     """`fairdice serve` in its own process group (port 0: a free one); the address is read from its output."""
 
     def __init__(self, data_dir: Path, workers: int = 2, threads: int = 4, port: int = 0,
-                 extra_env: dict | None = None):
+                 extra_env: dict | None = None, args: list[str] | None = None):
         self.data_dir = Path(data_dir)
+        self.args = list(args or [])  # more `fairdice serve` options, e.g. ["--db", "postgresql://..."]
         self.workers, self.threads, self.port = workers, threads, port
         self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
         self.proc: subprocess.Popen | None = None
@@ -52,7 +53,8 @@ class ServeProcess:
 
     def start(self, timeout: float = 30.0) -> "ServeProcess":
         cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
-               "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads)]
+               "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads),
+               *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                      env=self.env, cwd=REPO, start_new_session=True)
         found = threading.Event()

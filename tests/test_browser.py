@@ -4,18 +4,28 @@ against `fairdice serve` running as a real process on a free loopback port.
 - the page's verification module (api/static/verify.js) recomputes every value
   of the SPEC §8.1 derivation vectors and the §8.2/§8.3 scores, replays the SPEC
   example log and a server roll-off, and accepts 64 `fairdice simulate` logs;
-- a whole game of `yacht` against `ev`, played by clicking and by keys: the
-  commitment is shown before the client seed is sent, holds keep their dice,
-  recording 0 asks first, the bot's turns are played out step by step, a reload
-  mid-turn resumes the game, and at the end the in-browser verification passes;
-  the downloaded log passes `fairdice-verify`; the same page with one die of the
-  log changed (the /log route intercepted) fails verification on that roll;
-- the end screen, lobby and board at phone size (a solitaire game);
+- the page's own modules alone (i18n, state, app.js importable without doing
+  anything): plurals and grammar in both languages, both catalogues complete;
+- a zh-CN phone plays a whole game of `yacht` against `ev` by taps, in Chinese
+  (the box names of the seed documents), with the dice, the roll button and every
+  open box on screen together at every roll and the bot's turn played in view;
+- an en-US desktop plays a whole game by clicks and keys: the commitment shown
+  before the client seed is sent, holds, recording 0 asks first, the hint
+  explained, a reload mid-turn resumes, the bot's turn played step by step, the
+  in-browser verification held to the receipt, the downloads pass
+  `fairdice-verify`, a tampered log fails on its roll;
+- phone layouts at 390x844, 320x568 and landscape 844x390 keep a turn on one screen;
+- a stale tab refuses a move made on a board it has not brought up to date;
+- "Verify a log" says what a file that is not a log is; the optimal bot's
+  warm-up is shown and retried after the server's Retry-After;
+- axe-core (axe-playwright-python) finds no violation on the lobby, game and end
+  screens; touch targets are 44 px; reduced motion moves nothing;
 - any JavaScript error (console error or uncaught exception) fails the test.
 
-Screenshots go to `artifacts/` at the repository root. CI installs Chromium
-with `apt-get install chromium`; without it the module is skipped (and fails
-where FAIRDICE_REQUIRE_BROWSER is set, as in CI).
+Screenshots go to `artifacts/` at the repository root: lobby, game, bot turn and end
+screen, in both languages, on a phone and on a desktop ({screen}-{device}-{lang}.png).
+CI installs Chromium with `apt-get install chromium`; without it the module is
+skipped (and fails where FAIRDICE_REQUIRE_BROWSER is set, as in CI).
 """
 
 from __future__ import annotations
@@ -25,6 +35,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -32,6 +43,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 VECTORS = REPO / "tests" / "vectors"
+STATIC = REPO / "api" / "static"
 ARTIFACTS = REPO / "artifacts"
 CHROMIUM = os.environ.get("FAIRDICE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -45,15 +57,29 @@ if not Path(CHROMIUM).exists():
         raise RuntimeError(f"no Chromium at {CHROMIUM}, and FAIRDICE_REQUIRE_BROWSER is set")
     pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium, or set FAIRDICE_CHROMIUM)",
                 allow_module_level=True)
-from playwright import sync_api  # noqa: E402  (a pinned dev dependency: no skip when it is missing)
+from axe_playwright_python.sync_playwright import Axe  # noqa: E402  (pinned dev dependencies: no skip when missing)
+from playwright import sync_api  # noqa: E402
 
 from test_api_helpers import installed_command  # noqa: E402
 
 DESKTOP = {"width": 1280, "height": 900}
 PHONE = {"width": 390, "height": 844}
+SMALL_PHONE = {"width": 320, "height": 568}
+LANDSCAPE = {"width": 844, "height": 390}
+TOUCH = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 
-# Runs before the page's own scripts on every load: quick animations, and a record of
-# every text the status line showed (to see the bot's turn played out step by step).
+# The box names of the seed documents (/work/shared/seeds, the Chinese rule pages the players know), in table
+# order, and the English names of RULES.md.
+ZH_BOXES = {
+    "yacht": "幺点 两点 三点 四点 五点 六点 自选 四条 葫芦 小顺 大顺 快艇",
+    "yatzy": "一点 两点 三点 四点 五点 六点 一对 两对 三条 四条 小顺子 大顺子 葫芦 机会 亚兹",
+    "classic13": "幺点 两点 三点 四点 五点 六点 三条 四条 葫芦 小顺 大顺 快艇 机会",
+}
+EN_BOXES = {"yacht": "Ones|Twos|Threes|Fours|Fives|Sixes|Choice|Four of a kind|Full house|Small straight|"
+                     "Large straight|Yacht"}
+
+# Runs before the page's own scripts on every load: quick animations, and a record of every text the status
+# line showed, with where the dice were on the screen and what moved at that moment.
 INIT_SCRIPT = """
 (() => {
   try {
@@ -61,10 +87,18 @@ INIT_SCRIPT = """
     if (!prefs.speed) localStorage.setItem("fairdice.prefs", JSON.stringify({...prefs, speed: "quick"}));
   } catch (e) {}
   window.__statuses = [];
+  window.__tumbled = 0;
   document.addEventListener("DOMContentLoaded", () => {
     const el = document.getElementById("status");
-    new MutationObserver(() => window.__statuses.push(el.textContent))
-      .observe(el, {childList: true, characterData: true, subtree: true});
+    if (!el) return;  // not the game page
+    new MutationObserver(() => {
+      const r = document.getElementById("dice").getBoundingClientRect();
+      window.__statuses.push({text: el.textContent, top: r.top, bottom: r.bottom, height: innerHeight,
+        animations: document.getAnimations().filter((a) => a.playState === "running").length});
+    }).observe(el, {childList: true, characterData: true, subtree: true});
+    new MutationObserver(() => {
+      if (document.querySelector("#dice .tumbling")) window.__tumbled += 1;
+    }).observe(document.getElementById("dice"), {attributes: true, subtree: true, attributeFilter: ["class"]});
   });
 })();
 """
@@ -88,13 +122,22 @@ def browser():
 
 
 class Watch:
-    """Every JavaScript error a page reports: console errors and uncaught exceptions."""
+    """Every JavaScript error a page reports: console errors and uncaught exceptions (`allow`: patterns of
+    console errors a test provokes on purpose, such as a 503 it serves)."""
 
     def __init__(self):
         self.errors: list[str] = []
+        self.allowed: list[re.Pattern] = []
+
+    def allow(self, pattern: str):
+        self.allowed.append(re.compile(pattern))
 
     def attach(self, page):
-        page.on("console", lambda m: m.type == "error" and self.errors.append(f"console: {m.text} @ {m.location}"))
+        def console(m):
+            said = f"{m.text} @ {m.location}"
+            if m.type == "error" and not any(p.search(said) for p in self.allowed):
+                self.errors.append(f"console: {said}")
+        page.on("console", console)
         page.on("pageerror", lambda e: self.errors.append(f"pageerror: {e}"))
         return page
 
@@ -106,14 +149,14 @@ def watch():
     assert not w.errors, "JavaScript errors on the page:\n" + "\n".join(w.errors)
 
 
-def new_page(browser, watch, viewport=DESKTOP, storage_state=None, **kw):
-    ctx = browser.new_context(viewport=viewport, storage_state=storage_state, accept_downloads=True, **kw)
+def new_page(browser, watch, viewport=DESKTOP, storage_state=None, locale="en-US", **kw):
+    ctx = browser.new_context(viewport=viewport, storage_state=storage_state, accept_downloads=True, locale=locale, **kw)
     ctx.add_init_script(INIT_SCRIPT)
     ctx.set_default_timeout(15_000)
     return watch.attach(ctx.new_page())
 
 
-def shot(page, name, full_page=True):
+def shot(page, name, full_page=False):
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / name), full_page=full_page)
 
@@ -130,43 +173,167 @@ def api_post(site, path, body, token=None):
         return json.load(resp)
 
 
+def axe_clean(page, screen):
+    """axe-core finds no violation on the page as it is now."""
+    results = Axe().run(page)
+    assert results.violations_count == 0, f"{screen}: {results.generate_report()}"
+
+
 # ------------------------------------------------------------------ page helpers
 
+ROLL = "[data-testid=roll]"
 IDLE = "() => !document.body.classList.contains('busy')"
+TURN_START = """() => !document.querySelector('#result').hidden || (!document.body.classList.contains('busy') &&
+    !document.querySelector('[data-testid=roll]').disabled && document.querySelector('[data-testid=roll]').dataset.rollsMade === '0')"""
 
 
-def wait_my_turn_or_end(page):
-    """Until the board waits for my first roll of a turn, or the result is shown."""
-    page.wait_for_function("""() => !document.querySelector('#result').hidden ||
-        (!document.querySelector('#roll-btn').disabled && document.querySelector('#rolls-left').textContent === '3 left'
-         && !document.body.classList.contains('busy'))""", timeout=30_000)
+def press(page, locator, touch):
+    """A tap on a phone, a click elsewhere."""
+    (locator.tap if touch else locator.click)()
+
+
+def wait_my_turn_or_end(page) -> bool:
+    """Until the board waits for my first roll of a turn (False), or the result is shown (True)."""
+    page.wait_for_function(TURN_START, timeout=30_000)
     return page.locator("#result").is_visible()
 
 
-def roll(page, rolls_left_after):
-    page.click("#roll-btn")
+def rolls_made(page) -> int:
+    return int(page.get_attribute(ROLL, "data-rolls-made") or 0)
+
+
+def roll(page, touch=False, by_key=False):
+    """Roll once and wait until the board offers the boxes for the new dice."""
+    before = rolls_made(page)
+    if by_key:
+        page.keyboard.press("r")
+    else:
+        press(page, page.locator(ROLL), touch)
     page.wait_for_function(f"""() => !document.body.classList.contains('busy') &&
-        document.querySelector('#rolls-left').textContent === '{rolls_left_after} left' &&
-        document.querySelectorAll('#scorecard button.pick').length > 0""")
+        document.querySelector('[data-testid=roll]').dataset.rollsMade === '{before + 1}' &&
+        document.querySelectorAll('button.box.pos:not([disabled]), button.box.zero:not([disabled])').length > 0""")
 
 
 def dice(page) -> list[int]:
-    return [int(x) for x in page.eval_on_selector_all("#dice .die", "els => els.map(e => e.dataset.face)")]
+    return [int(x) for x in page.eval_on_selector_all("[data-testid=die]", "els => els.map(e => e.dataset.face)")]
 
 
 def picks(page) -> list[tuple[str, int]]:
     """(category, points) of every box the page offers now."""
-    return page.eval_on_selector_all(
-        "#scorecard tr.pickable", "rows => rows.map(r => [r.dataset.category, parseInt(r.querySelector('button.pick').textContent)])")
-
-
-def pick(page, category):
-    page.click(f"#scorecard tr[data-category={category}] button.pick")
+    return page.eval_on_selector_all("button.box:not([disabled]):not(.filled)",
+                                     "bs => bs.map(b => [b.dataset.category, parseInt(b.querySelector('.box-value').textContent)])")
 
 
 def card_texts(page) -> list[str]:
     return page.eval_on_selector_all("#scorecard tbody td.filled", "tds => tds.map(t => t.closest('tr').dataset.category + '=' + t.textContent)")
 
+
+def box_names(page) -> list[str]:
+    return page.eval_on_selector_all("button.box .box-name", "els => els.map(e => e.textContent)")
+
+
+def set_holds(page, hold, touch=False):
+    """Hold exactly these positions (a held die stays held for the next roll of the turn until pressed again)."""
+    held = page.eval_on_selector_all("[data-testid=die]", "els => els.map((e) => e.getAttribute('aria-pressed') === 'true')")
+    for p in range(5):
+        if held[p] != (p in hold):
+            press(page, page.locator("[data-testid=die]").nth(p), touch)
+
+
+def choose_hold(values: list[int]) -> list[int]:
+    """Keep every die of the most common face (the higher on equal counts)."""
+    face = max(set(values), key=lambda f: (values.count(f), f))
+    return [i for i, d in enumerate(values) if d == face]
+
+
+ON_ONE_SCREEN = """() => {
+    const inView = (el) => { const r = el.getBoundingClientRect();
+        return r.width > 0 && r.top >= 0 && r.left >= 0 && r.bottom <= innerHeight && r.right <= innerWidth; };
+    const els = [...document.querySelectorAll('[data-testid=die]'), document.querySelector('[data-testid=roll]'),
+                 ...document.querySelectorAll('button.box:not(.filled)')];
+    return {scrolled: scrollY, wide: document.documentElement.scrollWidth > innerWidth, count: els.length,
+            out: els.filter((e) => !inView(e)).map((e) => (e.dataset.category || e.dataset.testid) + ' '
+                 + JSON.stringify(e.getBoundingClientRect()))};
+}"""
+
+
+def assert_turn_on_one_screen(page, what):
+    """The dice, the roll button and every open box of the player's card are on the screen, unscrolled."""
+    got = page.evaluate(ON_ONE_SCREEN)
+    assert got["scrolled"] == 0 and not got["wide"] and not got["out"], (what, got)
+
+
+SMALL_TARGETS = """() => {
+    const sel = 'button, select, input:not([type=radio]):not([type=file]), label.choice, .segmented label, summary, [role=tab], a[href]';
+    return [...document.querySelectorAll(sel)].filter((el) => el.getClientRects().length && !el.closest('p, li, [hidden], dialog:not([open])'))
+      .map((el) => [el.id || el.dataset.testid || el.className || el.tagName, el.getBoundingClientRect()])
+      .filter(([, r]) => r.width > 0 && r.right > 0 && r.bottom > 0 && (r.height < 43.5 || r.width < 43.5)).map(([n, r]) => `${n} ${r.width}x${r.height}`);
+}"""
+
+
+def assert_touch_targets(page, screen):
+    """Every control (outside running text) is at least 44 x 44 CSS pixels, and taps draw no grey square."""
+    small = page.evaluate(SMALL_TARGETS)
+    assert not small, (screen, small)
+    colours = set(page.eval_on_selector_all("button, label, a", "els => els.map(e => getComputedStyle(e).webkitTapHighlightColor)"))
+    assert colours == {"rgba(0, 0, 0, 0)"}, colours
+
+
+LATIN_WORDS = """() => {
+    const out = [];
+    const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+      const el = n.parentElement;
+      if (!el || !el.getClientRects().length || el.closest('code, kbd, textarea, .mono, .brand, [lang]:not([lang^=zh]), .mini, script, style')) continue;
+      for (const m of n.textContent.matchAll(/(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])/g)) out.push(m[0]);
+    }
+    for (const el of document.querySelectorAll('[aria-label], [title]')) {
+      if (!el.getClientRects().length || el.closest('[lang]:not([lang^=zh])')) continue;
+      for (const v of [el.getAttribute('aria-label'), el.getAttribute('title')]) {
+        for (const m of (v || '').matchAll(/(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])/g)) out.push(m[0]);
+      }
+    }
+    return out;
+}"""
+# Words a Chinese page shows as they are: names, standards and the verifier's own command and fields.
+NOT_TRANSLATED = {"fairdice", "verify", "SHA", "HMAC", "JSON", "Web", "Crypto", "Ed25519", "SPEC", "Yatzy", "Yahtzee",
+                  "EV", "MiB", "simulate", "seed", "receipt", "format", "log", "header", "events", "English"}
+
+
+def assert_all_chinese(page, screen):
+    """No English word on the screen (or in its labels) but names and the verifier's own terms."""
+    words = sorted(set(page.evaluate(LATIN_WORDS)) - NOT_TRANSLATED)
+    assert not words, (screen, words)
+
+
+CJK_TEXT = """() => [...document.querySelectorAll('body *')].filter((el) => el.getClientRects().length
+    && !el.closest('[lang^=zh]') && [...el.childNodes].some((n) => n.nodeType === 3 && /[\\u3000-\\u9fff\\uff00-\\uffef]/.test(n.textContent)))
+    .map((el) => el.textContent.slice(0, 60))"""
+
+
+def assert_all_english(page, screen):
+    """No Chinese on an English page (but the language switch, which says 中文 in Chinese)."""
+    assert page.evaluate("document.documentElement.lang") == "en"
+    found = page.evaluate(CJK_TEXT)
+    assert not found, (screen, found)
+
+
+def slow_down_for_the_bot(page):
+    """Normal speed for the next bot turn (so that a screenshot catches it), and forget the last bot step."""
+    page.evaluate("""() => { localStorage.setItem('fairdice.prefs', JSON.stringify({...JSON.parse(
+        localStorage.getItem('fairdice.prefs') || '{}'), speed: 'normal'})); document.querySelector('#status').removeAttribute('data-step'); }""")
+
+
+def speed_up(page):
+    page.evaluate("""() => localStorage.setItem('fairdice.prefs', JSON.stringify({...JSON.parse(
+        localStorage.getItem('fairdice.prefs') || '{}'), speed: 'quick'}))""")
+
+
+def catch_the_bot_rolling(page, name):
+    """A screenshot while the bot's turn is played out (its second roll, or its first when it stops there)."""
+    page.wait_for_selector("#status[data-step^='1:']", timeout=30_000)
+    shot(page, name)
+    speed_up(page)
 
 # ------------------------------------------------------------------ tests
 
@@ -182,7 +349,7 @@ def test_verify_module_matches_spec_vectors(site, browser, watch):
         const v = await import('./ui/verify.js');
         return Promise.all(vectors.map((x) => v.deriveVector(x)));
     }""", vectors)
-    assert len(got) == len(vectors) == 5
+    assert len(got) == len(vectors) >= 9
     for vec, out in zip(vectors, got):
         for name, key in (("commitment", "commitment"), ("message", "message"), ("block0", "block0"),
                           ("bytes_read", "bytes_read"), ("rejected", "rejected"), ("values", "values")):
@@ -268,61 +435,245 @@ def test_verify_module_accepts_simulated_games(site, browser, watch, tmp_path):
     assert all(r["unchecked"] == ["seed.secret"] for r in reports)  # --seed: a reproducible, public seed
 
 
-def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
+
+
+def test_page_modules_work_alone(site, browser, watch):
+    """app.js does nothing on import; the catalogues are complete and alike; plurals and grammar in both
+    languages; the board applies an event's own numbers; a board that missed events knows it."""
+    watch.allow(r"favicon\.ico")  # asked for by a page that is not the game's
+    page = new_page(browser, watch)
+    page.goto(site + "/openapi.json")  # same origin, and no page script of its own
+    got = page.evaluate("""async () => {
+        let fetched = 0;
+        const realFetch = window.fetch;
+        window.fetch = (...a) => { fetched += 1; return realFetch(...a); };
+        const before = document.body.innerHTML;
+        const app = await import('/ui/app.js');
+        const untouched = fetched === 0 && document.body.innerHTML === before && typeof app.App === 'function';
+        const i18n = await import('/ui/i18n.js');
+        const state = await import('/ui/state.js');
+        const en = (await import('/ui/i18n/en.js')).default;
+        const zh = (await import('/ui/i18n/zh.js')).default;
+        const holes = (a, b) => Object.keys(a).filter((k) => !(k in b));
+        const zhOnly = holes(zh, en).filter((k) => !/^box\\.(yacht|yatzy|classic13)\\./.test(k));
+        const differ = Object.keys(en).filter((k) => k in zh
+            && JSON.stringify(i18n.placeholders(en[k])) !== JSON.stringify(i18n.placeholders(zh[k])));
+        const E = i18n.translator('en'), Z = i18n.translator('zh');
+        const stage = (t) => t.t('status.rolloffStage', {round: 1});
+        const say = (t) => [
+          t.t('lobby.boxes', {count: 1}), t.t('lobby.boxes', {count: 12}),
+          t.t('status.rolloffThrew', {stage: stage(t), who: 'me', name: t.t('seat.label', {who: 'me'}), sum: 16, dice: '1 2 3 4 6'}),
+          t.t('status.rolloffThrew', {stage: stage(t), who: 'bot', name: t.t('bot.ev.name'), sum: 16, dice: '1 2 3 4 6'}),
+          t.t('status.first', {who: 'me'}), t.t('status.first', {who: 'bot', name: t.t('bot.optimal.name')}),
+          t.t('end.title', {outcome: 'lost', winner: t.t('end.winnerBot', {name: t.t('bot.optimal.name')})}),
+          t.t('game.round.abandoned', {count: 1, total: 12}), t.t('game.round.abandoned', {count: 0, total: 12}),
+          t.t('status.botRolls', {who: 'bot', name: t.t('bot.ev.name'), roll: 1, max: 3}),
+        ];
+        const view = {events: [{}, {}, {}], seats: [{card: {sixes: null, choice: 15}, yahtzee_bonus: 0,
+            totals: {upper: 50, upper_bonus: 0, lower: 15, yahtzee_bonus: 0, total: 65}}], dice: [6, 6, 6, 2, 1]};
+        const rules = {categories: [{id: 'sixes', section: 'upper'}, {id: 'choice', section: 'lower'}]};
+        const after = state.applyEvent(view, {type: 'score', seat: 0, turn: 2, category: 'sixes', points: 18, joker: false,
+            yahtzee_bonus: 0, upper_bonus: 35, total: 118}, rules);
+        return {
+          untouched, missingInZh: holes(en, zh), zhOnly, differ, en: say(E), zh: say(Z),
+          choices: [i18n.chooseLanguage(['zh-CN', 'en']), i18n.chooseLanguage(['en-US', 'zh-CN']), i18n.chooseLanguage(['zh-TW']),
+                    i18n.chooseLanguage(['fr-FR', 'de']), i18n.chooseLanguage(['fr'], 'zh'), i18n.chooseLanguage(['zh-CN'], 'en')],
+          scored: [after.seats[0].card.sixes, after.seats[0].totals, after.event_count],
+          unchanged: view.seats[0].card.sixes,
+          missed: state.newEvents(view, {events_from: 5, events: [{}]}),
+          fresh: state.newEvents(view, {events_from: 2, events: [{a: 2}, {a: 3}, {a: 4}]}),
+        };
+    }""")
+    assert got["untouched"], "importing app.js did something"
+    assert not got["missingInZh"] and not got["zhOnly"] and not got["differ"], got
+    assert got["en"] == [
+        "1 box", "12 boxes", "Roll-off: you throw 16 (1 2 3 4 6)", "Roll-off: the EV bot throws 16 (1 2 3 4 6)",
+        "You play first.", "The Optimal bot plays first.", "The Optimal bot wins", "Abandoned after 1 of 12 turns",
+        "Abandoned before the first box", "The EV bot rolls (1 of 3)…"]
+    assert got["zh"] == [
+        "1 个计分项", "12 个计分项", "掷骰定先后：你掷出 16 点（1 2 3 4 6）", "掷骰定先后：期望值机器人掷出 16 点（1 2 3 4 6）",
+        "你先掷。", "最优机器人先掷。", "最优机器人获胜", "已放弃：完成了 1/12 回合", "未填任何计分项就已放弃",
+        "期望值机器人掷骰（第 1/3 次）…"]
+    assert got["choices"] == ["zh", "en", "zh", "en", "zh", "en"]
+    # the event's own numbers: the box, the bonus and the total it names; the upper subtotal grows by its points
+    assert got["scored"] == [18, {"upper": 68, "upper_bonus": 35, "lower": 15, "yahtzee_bonus": 0, "total": 118}, 4]
+    assert got["unchanged"] is None  # a copy: the view before stays as it was
+    assert got["missed"] is None and got["fresh"] == [{"a": 3}, {"a": 4}]  # events 3 and 4 of 0..4
+
+
+def test_page_scripts_parse_in_older_browsers():
+    """No regular expression of the page uses the `v` flag (Chrome 112, Safari 17): an older browser could not
+    parse the module at all, and the whole page would die with it."""
+    literal = re.compile(r"""(?<![\w)\]$])/(?![/*])(?:\\.|\[(?:\\.|[^\]\\\n])*\]|[^/\\\n\[])+/([a-z]*)""")
+    offenders = []
+    for path in sorted(STATIC.rglob("*.js")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            line = re.sub(r"(^|\s)//.*$", "", line)  # a comment
+            offenders += [f"{path.name}:{n}" for m in literal.finditer(line) if "v" in m.group(1)]
+    assert not offenders, offenders
+
+
+def test_zh_phone_plays_a_whole_game_by_taps(site, browser, watch, optimal_table):
+    """A zh-CN phone: the page in Chinese with the seed documents' names; a whole game of yacht against ev by
+    taps, the turn on one screen at every roll, the bot's turn where the player looks; axe finds nothing."""
+    optimal_table("yacht")  # the hint asks the server's optimal engine
+    page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    names = page.eval_on_selector_all("input[name=rules]", """els => Object.fromEntries(els.map((e) =>
+        [e.value, e.nextElementSibling.querySelector('.choice-title').firstChild.textContent]))""")
+    assert names["yacht"] == "快艇" and names["classic13"] == "经典13" and "亚兹" in names["yatzy"], names
+    assert_all_chinese(page, "lobby")
+    assert_touch_targets(page, "lobby")
+    axe_clean(page, "lobby, zh, phone")
+    shot(page, "lobby-phone-zh.png")
+
+    # the rules dialog names every box as the seed documents do
+    page.locator("#nav-rules").tap()
+    page.wait_for_selector("#rules-dialog[open]")
+    for rules_id, expected in ZH_BOXES.items():
+        page.locator(f"#rules-tab-{rules_id}").tap()
+        shown = page.eval_on_selector_all("#rules-body tbody th", "ths => ths.map((t) => t.textContent)")
+        assert " ".join(shown) == expected, (rules_id, shown)
+    assert_all_chinese(page, "rules dialog")
+    page.keyboard.press("Escape")
+
+    page.get_by_test_id("rules-yacht").tap()
+    page.get_by_test_id("bot-ev").tap()
+    page.locator("input[name=first][value=random]").tap()  # the roll-off speaks of both seats
+    page.get_by_test_id("create-game").tap()
+    page.wait_for_selector("#commit-card:not([hidden])")
+    page.get_by_test_id("start-game").tap()
+    page.wait_for_selector("#game:not([hidden])")
+    assert page.evaluate("document.activeElement !== document.body"), "focus fell to the body at the start"
+    assert " ".join(box_names(page)) == ZH_BOXES["yacht"]
+
+    turn = 0
+    seen = {"hint": False, "three_rolls": False, "bot_shot": False, "axe": False}
+    while not wait_my_turn_or_end(page):
+        turn += 1
+        roll(page, touch=True)
+        assert_turn_on_one_screen(page, f"turn {turn}, roll 1")
+        if not seen["hint"]:
+            page.locator("#hint-btn").tap()
+            page.wait_for_selector("#hint-text:not([hidden])")
+            assert "最终总分期望" in page.inner_text("#hint-text"), page.inner_text("#hint-text")
+            seen["hint"] = True
+        for _ in range(2):
+            hold = choose_hold(dice(page))
+            if len(hold) == 5 or not page.locator(ROLL).is_enabled():
+                break
+            set_holds(page, hold, touch=True)
+            assert page.eval_on_selector_all(".die.held", "els => els.map((e) => e.dataset.held)") == ["保留"] * len(hold)
+            if not seen["axe"]:
+                assert_all_chinese(page, "game")
+                assert_touch_targets(page, "game")
+                axe_clean(page, "game, zh, phone")
+                shot(page, "game-phone-zh.png")
+                seen["axe"] = True
+            kept = [dice(page)[p] for p in hold]
+            roll(page, touch=True)
+            assert [dice(page)[p] for p in hold] == kept
+            assert_turn_on_one_screen(page, f"turn {turn}, roll {rolls_made(page)}")
+        if rolls_made(page) == 3:  # after the last roll nothing stays marked as held
+            assert page.locator(".die.held").count() == 0
+            seen["three_rolls"] = True
+        category, _ = max(picks(page), key=lambda o: o[1])
+        if not seen["bot_shot"] and turn >= 2:
+            slow_down_for_the_bot(page)
+        page.get_by_test_id(f"box-{category}").tap()
+        if page.locator("#confirm-dialog[open]").count():
+            page.locator("#confirm-ok").tap()
+        if not seen["bot_shot"] and turn >= 2:
+            catch_the_bot_rolling(page, "bot-turn-phone-zh.png")
+            seen["bot_shot"] = True
+    assert turn == 12 and all(seen.values()), (turn, seen)
+
+    statuses = page.evaluate("window.__statuses")
+    texts = [s["text"] for s in statuses]
+    assert any("期望值机器人掷骰（第 1/3 次）" in s for s in texts), texts[-20:]
+    assert any(re.search(r"期望值机器人在.+记 \d+ 分", s) for s in texts), texts[-20:]
+    assert any(s.startswith("掷骰定先后") and "你掷出" in s for s in texts), texts[:10]
+    assert any(s.startswith("掷骰定先后") and "期望值机器人掷出" in s for s in texts), texts[:10]
+    bot_steps = [s for s in statuses if "机器人" in s["text"]]
+    assert bot_steps and all(0 <= s["top"] and s["bottom"] <= s["height"] for s in bot_steps), \
+        [s for s in bot_steps if not (0 <= s["top"] and s["bottom"] <= s["height"])][:3]
+
+    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    assert re.search(r"你赢了|获胜|平局", page.inner_text("#result-title"))
+    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
+    assert_all_chinese(page, "end")
+    axe_clean(page, "end, zh, phone")
+    shot(page, "end-phone-zh.png", full_page=True)
+
+
+def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_table):
+    """An en-US desktop: English everywhere; a whole game by clicks and keys, from the commitment to the
+    verification held to the receipt, the downloads checked by fairdice-verify, a tampered log refused."""
+    optimal_table("yacht")
     page = new_page(browser, watch)
     page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
-    assert page.locator("#hint-btn").count() == 1
+    assert_all_english(page, "lobby")
     seed = page.input_value("#client-seed")
     assert re.fullmatch(r"[0-9a-f]{32}", seed), seed  # crypto.getRandomValues, 16 bytes
-    page.check("input[name=rules][value=yacht]", force=True)
-    page.check("input[name=opponent][value=ev]", force=True)
+    page.get_by_test_id("rules-yacht").check(force=True)
+    page.get_by_test_id("bot-ev").check(force=True)
     page.check("input[name=first][value=me]", force=True)
     my_seed = "playwright's seed ✓ " + seed[:8]
     page.fill("#client-seed", my_seed)
-    shot(page, "lobby-desktop.png")
+    page.fill("#client-seed", "bad\u200bseed")  # a format character: refused here, as the server would
+    assert page.locator("#seed-error").is_visible()
+    page.fill("#client-seed", my_seed)
+    assert not page.locator("#seed-error").is_visible()
+    axe_clean(page, "lobby, en, desktop")
+    shot(page, "lobby-desktop-en.png")
 
-    # rules dialog
     page.click("#nav-rules")
     page.wait_for_selector("#rules-dialog[open]")
-    assert "Yacht" in page.inner_text("#rules-body")
+    assert "Full house" in page.inner_text("#rules-body")
     page.keyboard.press("Escape")
 
     # the commitment is shown before the client seed is sent
-    page.click("#create-btn")
+    page.get_by_test_id("create-game").click()
     page.wait_for_selector("#commit-card:not([hidden])")
     commitment = page.inner_text("#commitment").strip()
     assert re.fullmatch(r"[0-9a-f]{64}", commitment)
-    current = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
-    game_id = current["game_id"]
+    game_id = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["game_id"]
     state = api_get(site, f"/v1/games/{game_id}")
     assert state["status"] == "awaiting_client_seed" and state["commitment"] == commitment
-    shot(page, "commit-desktop.png")
     page.reload()  # a reload before the seed is sent comes back to this step, seed and commitment kept
     page.wait_for_selector("#commit-card:not([hidden])")
     assert page.inner_text("#commitment").strip() == commitment
     assert page.input_value("#client-seed") == my_seed
-    page.click("#start-btn")
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the game must open at its top anyway
+    page.get_by_test_id("start-game").click()
     page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+    assert page.evaluate("scrollY") == 0
+    for sel in ("#game-round", "#abandon-btn", "#scorecard thead", ROLL):
+        box = page.locator(sel).bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= DESKTOP["height"], (sel, box)
+    assert page.evaluate("document.activeElement.dataset.testid") == "roll"
+    assert " | ".join(box_names(page)).replace(" | ", "|") == EN_BOXES["yacht"]
 
     turn = 0
-    tested = {"hold": False, "zero": False, "resume": False, "keys": False}
+    tested = {"hold": False, "zero": False, "resume": False, "keys": False, "hint": False, "bot_shot": False}
     while not wait_my_turn_or_end(page):
         turn += 1
-        if not tested["keys"]:
-            page.keyboard.press("r")  # R rolls
-            page.wait_for_function("() => document.querySelector('#rolls-left').textContent === '2 left'")
-            page.wait_for_function(IDLE)
-            tested["keys"] = True
-        else:
-            roll(page, 2)
+        roll(page, by_key=not tested["keys"])  # R rolls
+        tested["keys"] = True
         if not tested["hold"]:
             before = dice(page)
             page.keyboard.press("1")  # hold die 1 by key, die 3 by click
-            page.click("#dice .die[data-pos='2']")
-            assert page.get_attribute("#dice .die[data-pos='0']", "aria-pressed") == "true"
-            assert page.get_attribute("#dice .die[data-pos='2']", "aria-pressed") == "true"
-            roll(page, 1)
+            page.click("[data-testid=die][data-pos='2']")
+            assert page.get_attribute("[data-testid=die][data-pos='0']", "aria-pressed") == "true"
+            assert page.get_attribute("[data-testid=die][data-pos='2']", "aria-pressed") == "true"
+            assert_all_english(page, "game")
+            axe_clean(page, "game, en, desktop")
+            shot(page, "game-desktop-en.png")
+            roll(page)
             after = dice(page)
             assert after[0] == before[0] and after[2] == before[2]
             tested["hold"] = True
@@ -331,37 +682,42 @@ def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
             shown = dice(page)
             page.reload()
             page.wait_for_selector("#game:not([hidden])")
-            page.wait_for_function("() => document.querySelectorAll('#scorecard button.pick').length > 0")
+            page.wait_for_function("() => document.querySelectorAll('button.box.pos, button.box.zero').length > 0")
             assert card_texts(page) == cells and dice(page) == shown
             assert page.inner_text("#rolls-left") == "2 left"
             tested["resume"] = True
-            page.keyboard.press("2")
-            page.wait_for_timeout(250)  # the held die's lift transition
-            shot(page, "board-desktop.png")
-        if turn == 2:  # the hint: H asks the server's optimal engine, the answer is shown
+        if turn == 2:  # the hint: H asks the server's optimal engine; the value is explained
             page.wait_for_function(IDLE)
             page.keyboard.press("h")
             page.wait_for_selector("#hint-text:not([hidden])")
-            assert page.inner_text("#hint-text").startswith("Hint:")
+            hint = page.inner_text("#hint-text")
+            assert hint.startswith("Hint:") and "expected to end at" in hint, hint
+            tested["hint"] = True
         options = picks(page)
         best = max(options, key=lambda o: o[1])
         zero = next((o for o in options if o[1] == 0), None)
         if not tested["zero"] and zero and best[1] > 0:
-            pick(page, zero[0])
+            page.get_by_test_id(f"box-{zero[0]}").click()
             page.wait_for_selector("#confirm-dialog[open]")
-            assert "Record 0" in page.inner_text("#confirm-title")
+            assert page.inner_text("#confirm-title").startswith("Record 0 in")
             page.click("#confirm-cancel")
             page.wait_for_selector("#confirm-dialog", state="hidden")
-            assert page.locator(f"#scorecard tr[data-category={zero[0]}] button.pick").count() == 1
+            assert page.get_by_test_id(f"box-{zero[0]}").is_enabled()
             tested["zero"] = True
-        pick(page, best[0])
+        if turn == 5:
+            slow_down_for_the_bot(page)
+        page.get_by_test_id(f"box-{best[0]}").click()
+        if turn == 5:
+            catch_the_bot_rolling(page, "bot-turn-desktop-en.png")
+            tested["bot_shot"] = True
     assert turn == 12, turn
     assert all(tested.values()), tested
 
-    # the bot's turns were played out step by step, not jumped over
-    statuses = page.evaluate("window.__statuses")
-    assert any("ev bot rolls (1 of 3)" in s for s in statuses), statuses[-20:]
-    assert any(re.search(r"ev bot scores \d+", s) for s in statuses), statuses[-20:]
+    # the bot's turns were played out step by step, not jumped over, in English grammar
+    texts = [s["text"] for s in page.evaluate("window.__statuses")]
+    assert any("The EV bot rolls (1 of 3)…" in s for s in texts), texts[-20:]
+    assert any(re.search(r"The EV bot records \d+ in [A-Z]", s) for s in texts), texts[-20:]
+    assert not any(re.search(r"\bYou (throws|plays|records?s)\b|\bev bot\b", s) for s in texts)
 
     # end: result, totals, revealed seed, verification in the page
     page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
@@ -376,34 +732,65 @@ def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
     assert page.locator("#verify-report .tick.bad").count() == 0
     assert my_seed in page.inner_text("#verify-report .seeds")
     title = page.inner_text("#result-title")
-    expected = ("A draw" if final["draw"] else "You win!" if final["winner"] == 0 else "ev bot wins")
+    expected = ("A draw" if final["draw"] else "You win!" if final["winner"] == 0 else "The EV bot wins")
     assert expected in title, (title, final)
     result_text = page.inner_text("#result-table")
     for t in final["totals"]:
         assert str(t["total"]) in result_text
     records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
     assert records["yacht"]["games"] == 1 and records["yacht"]["best"] == final["totals"][0]["total"]
-    shot(page, "end-desktop.png")
+    assert page.inner_text("#game-round") == "All 12 turns played"
+    assert_all_english(page, "end")
+    axe_clean(page, "end, en, desktop")
+    shot(page, "end-desktop-en.png", full_page=True)
 
-    # the download is the log, and the offline verifier accepts it
-    assert page.inner_text("#verify-cmd").startswith("fairdice-verify game-")
+    # the list of every roll scrolls in its own box: the keyboard reaches it and scrolls it
+    page.focus(".rolls-box summary")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.testid") == "rolls"
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.querySelector('[data-testid=rolls]').scrollTop > 0")
+
+    # the page held the log to the receipt it kept when it sent the seed
+    assert page.locator("#verify-report [data-check='receipt.match']:not(.bad)").count() == 1
+    receipt = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["receipt"]
+    assert receipt["game_id"] == game_id and receipt["client_seed"] == my_seed and receipt["seat"] == 0
+    assert receipt["commitment"] == commitment and receipt["public_key"] == log["header"]["public_key"]
+
+    # the downloads are the log and the receipt, and the offline verifier accepts them
+    assert page.inner_text("#verify-cmd").startswith("fairdice-verify --receipt receipt-")
     with page.expect_download() as dl:
         page.click("#download-btn")
     path = tmp_path / dl.value.suggested_filename
     dl.value.save_as(path)
     assert json.loads(path.read_text()) == log
+    with page.expect_download() as dl:
+        page.click("#receipt-btn")
+    receipt_path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(receipt_path)
+    assert json.loads(receipt_path.read_text()) == receipt
     keys = api_get(site, "/v1/keys")["keys"]
     pub = tmp_path / "server.pub"
     pub.write_text(keys[0]["public_key"])
-    done = subprocess.run([installed_command("fairdice-verify"), str(path), "--pubkey", str(pub)],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run([installed_command("fairdice-verify"), str(path), "--pubkey", str(pub),
+                           "--receipt", str(receipt_path)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
+    assert "matches the receipt" in done.stdout
 
-    # a reload returns to the end screen; records are counted once
+    # a reload returns to the end screen; records are counted once; the language switch redraws it all
     page.reload()
     page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
     records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
     assert records["yacht"]["games"] == 1
+    page.get_by_test_id("language").click()
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert_all_chinese(page, "end, switched")
+    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
+    page.reload()  # remembered
+    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.get_by_test_id("language").click()
+    assert_all_english(page, "end, switched back")
 
     # the same page with one die of the log changed: verification fails on that roll
     events = log["events"]
@@ -417,10 +804,11 @@ def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
     page.wait_for_selector("#fairness[data-verdict=fail]", timeout=20_000)
     assert "Verification failed" in page.inner_text("#verify-summary")
     assert page.locator("#verify-report [data-check='roll.dice'].bad").count() == 1
+    detail = page.inner_text("#verify-report [data-check='roll.dice'] .detail")
+    die = log["events"][bot_roll]["dice"][2]
+    assert f"event {bot_roll}, dice[2]: expected {die}, found {die % 6 + 1}" in detail, detail
     assert page.locator(f"#verify-report .roll.bad[data-event='{bot_roll}']").count() == 1
     assert page.locator("#verify-report .roll.bad").count() == 1
-    page.locator(f"#verify-report .roll.bad[data-event='{bot_roll}']").scroll_into_view_if_needed()
-    shot(page, "end-tampered-desktop.png", full_page=False)
     page.unroute(f"**/v1/games/{game_id}/log")
 
     # pasting a log into "Verify a log" gives the same verdicts
@@ -432,42 +820,207 @@ def test_play_yacht_against_ev_to_the_end(site, browser, watch, tmp_path):
     page.click("#verify-run")
     page.wait_for_selector("#verify-dialog[data-verdict=pass]")
     page.keyboard.press("Escape")
-
-    # phone size: the finished game resumes on its end screen (same browser storage)
-    phone = new_page(browser, watch, viewport=PHONE, storage_state=page.context.storage_state(),
-                     is_mobile=True, has_touch=True, device_scale_factor=2)
     page.context.close()
-    phone.goto(site + "/")
-    phone.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    shot(phone, "end-phone.png")
-    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
-    # ... then a new solitaire game of classic13 at phone size
-    phone.click("#new-game-btn")
-    phone.wait_for_selector("#lobby:not([hidden])")
-    assert phone.inner_text("#records-body").count("–") >= 1
-    phone.check("input[name=rules][value=classic13]", force=True)
-    phone.check("input[name=opponent][value=solo]", force=True)
-    assert phone.eval_on_selector("#first-field", "f => f.disabled")
-    shot(phone, "lobby-phone.png")
-    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
-    phone.click("#create-btn")
-    phone.wait_for_selector("#commit-card:not([hidden])")
-    phone.click("#start-btn")
-    phone.wait_for_selector("#game:not([hidden])")
-    wait_my_turn_or_end(phone)
-    phone.locator("#roll-btn").tap()
-    phone.wait_for_function("() => document.querySelectorAll('#scorecard button.pick').length > 0")
-    phone.wait_for_function(IDLE)
-    phone.locator("#dice .die[data-pos='1']").tap()
-    assert phone.get_attribute("#dice .die[data-pos='1']", "aria-pressed") == "true"
-    shot(phone, "board-phone.png")
-    assert phone.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
 
-    # abandoning asks first, then the seed is revealed and the rolls so far verify
-    phone.locator("#abandon-btn").tap()
-    phone.wait_for_selector("#confirm-dialog[open]")
-    phone.locator("#confirm-zero").tap()
-    phone.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    assert "abandoned" in phone.inner_text("#result-title")
-    phone.context.close()
+@pytest.mark.parametrize("device,lang", [("phone", "en"), ("desktop", "zh")])
+def test_a_short_game_on_the_other_screens(site, browser, watch, device, lang):
+    """The screens not played whole above: one turn against ev, the bot's turn, then abandoning (which says
+    after how many turns); every screen in one language, axe-clean; the Chinese desktop prefers reduced
+    motion, and nothing on it moves."""
+    phone = device == "phone"
+    opts = dict(TOUCH) if phone else {"reduced_motion": "reduce"}
+    page = new_page(browser, watch, PHONE if phone else DESKTOP, locale="zh-CN" if lang == "zh" else "en-US", **opts)
+    in_language = assert_all_chinese if lang == "zh" else assert_all_english
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    in_language(page, "lobby")
+    axe_clean(page, f"lobby, {lang}, {device}")
+    shot(page, f"lobby-{device}-{lang}.png", full_page=not phone)
+    for testid in ("rules-yacht", "bot-ev"):
+        press(page, page.get_by_test_id(testid), phone)
+    press(page, page.locator("input[name=first][value=me]"), phone)
+    press(page, page.get_by_test_id("create-game"), phone)
+    page.wait_for_selector("#commit-card:not([hidden])")
+    press(page, page.get_by_test_id("start-game"), phone)
+    page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+    roll(page, touch=phone)
+    press(page, page.locator("[data-testid=die]").nth(0), phone)
+    if phone:
+        assert_turn_on_one_screen(page, "en phone")
+    in_language(page, "game")
+    axe_clean(page, f"game, {lang}, {device}")
+    shot(page, f"game-{device}-{lang}.png")
+    category, _ = max(picks(page), key=lambda o: o[1])
+    slow_down_for_the_bot(page)
+    press(page, page.get_by_test_id(f"box-{category}"), phone)
+    if page.locator("#confirm-dialog[open]").count():
+        press(page, page.locator("#confirm-ok"), phone)
+    page.wait_for_selector("#status[data-step^='1:']", timeout=30_000)
+    in_language(page, "bot turn")
+    shot(page, f"bot-turn-{device}-{lang}.png")
+    speed_up(page)
+    wait_my_turn_or_end(page)
+    press(page, page.locator("#abandon-btn"), phone)
+    page.wait_for_selector("#confirm-dialog[open]")
+    press(page, page.locator("#confirm-ok"), phone)
+    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    assert page.inner_text("#game-round") == ("Abandoned after 1 of 12 turns" if lang == "en" else "已放弃：完成了 1/12 回合")
+    in_language(page, "end")
+    axe_clean(page, f"end, {lang}, {device}")
+    shot(page, f"end-{device}-{lang}.png", full_page=True)
+    if not phone:  # reduced motion: no die tumbled, nothing was animating whenever the status line changed
+        statuses = page.evaluate("window.__statuses")
+        assert page.evaluate("window.__tumbled") == 0
+        assert statuses and all(s["animations"] == 0 for s in statuses), [s for s in statuses if s["animations"]][:3]
+    page.context.close()
+
+
+@pytest.mark.parametrize("name,viewport", [("390", PHONE), ("320", SMALL_PHONE), ("landscape", LANDSCAPE)])
+def test_a_turn_fits_one_phone_screen(site, browser, watch, name, viewport):
+    """Yatzy (15 boxes, the largest card) at 390x844, 320x568 and held sideways at 844x390: after every roll
+    the dice, the roll button and every open box are on the screen without scrolling; controls are 44 px."""
+    page = new_page(browser, watch, viewport, locale="en-US", **TOUCH)
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    assert_touch_targets(page, f"lobby {name}")
+    assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    page.get_by_test_id("rules-yatzy").tap()
+    page.get_by_test_id("bot-solo").tap()
+    page.get_by_test_id("create-game").tap()
+    page.wait_for_selector("#commit-card:not([hidden])")
+    page.get_by_test_id("start-game").tap()
+    page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+    assert_turn_on_one_screen(page, f"{name}, before the first roll")
+    for n in (1, 2, 3):
+        if n > 1:
+            set_holds(page, choose_hold(dice(page))[:4], touch=True)
+        roll(page, touch=True)
+        assert_turn_on_one_screen(page, f"{name}, roll {n}")
+        if n == 2:
+            assert_touch_targets(page, f"game {name}")
+            shot(page, f"game-phone-{name}-yatzy.png")
+    page.context.close()
+
+
+def test_a_stale_tab_refuses_a_move_on_an_outdated_board(site, browser, watch):
+    """Two tabs on one game: a move in one shows in the other; a move made elsewhere (here straight through
+    the API, which no tab hears of) leaves a tab behind, and its next move is not sent: it catches up."""
+    a = new_page(browser, watch)
+    a.goto(site + "/")
+    a.wait_for_selector("#lobby:not([hidden])")
+    a.get_by_test_id("rules-yacht").check(force=True)
+    a.get_by_test_id("bot-solo").check(force=True)
+    a.get_by_test_id("create-game").click()
+    a.wait_for_selector("#commit-card:not([hidden])")
+    a.get_by_test_id("start-game").click()
+    a.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(a)
+    roll(a)
+    b = watch.attach(a.context.new_page())  # the same browser: the same saved game
+    b.goto(site + "/")
+    b.wait_for_selector("#game:not([hidden])")
+    b.wait_for_function("() => document.querySelector('[data-testid=roll]').dataset.rollsMade === '1'")
+    assert dice(b) == dice(a)
+
+    a.click("[data-testid=die][data-pos='0']")
+    roll(a)  # the other tab hears of it and shows it
+    b.wait_for_function("() => document.querySelector('[data-testid=roll]').dataset.rollsMade === '2'")
+    assert dice(b) == dice(a)
+
+    current = json.loads(a.evaluate("localStorage.getItem('fairdice.current')"))
+    game, token = current["game_id"], current["token"]
+    state = api_get(site, f"/v1/games/{game}")
+    category = next(c for c, o in state["options"].items())
+    api_post(site, f"/v1/games/{game}/score", {"category": category}, token)
+    moved = api_post(site, f"/v1/games/{game}/roll", {"hold": []}, token)  # turn 2, roll 1: dice b never saw
+    assert b.get_attribute(ROLL, "data-rolls-made") == "2"  # b is behind and does not know it
+
+    b.click("[data-testid=die][data-pos='1']")  # holding a die of the old turn ...
+    b.click(ROLL)  # ... would be a roll of turn 2 keeping a die it never showed
+    b.wait_for_function("() => document.querySelector('[data-testid=roll]').dataset.rollsMade === '1'")
+    b.wait_for_function(IDLE)
+    assert "moved on in another tab" in b.inner_text("#toast")
+    after = api_get(site, f"/v1/games/{game}")
+    assert after["event_count"] == moved["event_count"]  # nothing was sent
+    assert dice(b) == after["dice"] and b.get_attribute(f"[data-testid=box-{category}]", "class").count("filled")
+    roll(b)  # caught up, it plays on
+    assert api_get(site, f"/v1/games/{game}")["rolls_made"] == 2
+    a.context.close()
+
+
+def test_verify_dialog_says_what_is_not_a_log(site, browser, watch, tmp_path):
+    """Text, JSON, an image or a receipt given to "Verify a log": a sentence that says what it is, in the
+    page's language; never a script error."""
+    page = new_page(browser, watch)
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    page.click("#nav-verify")
+    page.wait_for_selector("#verify-dialog[open]")
+
+    def verdict():
+        page.wait_for_selector("#verify-dialog[data-verdict=fail]")
+        text = page.inner_text("#verify-dialog")
+        assert not re.search(r"TypeError|ReferenceError|undefined|Cannot read|null", text), text
+        page.evaluate("delete document.querySelector('#verify-dialog').dataset.verdict")
+        return page.inner_text("#verify-out [data-testid=not-a-log]")
+
+    for pasted, words in (("hello, I am not JSON", "not JSON"), ('{"name": "a shopping list"}', "not a fairdice log"),
+                          ("[1, 2, 3]", "not an object"), ('{"a": 1, "a": 2}', "names one field twice")):
+        page.fill("#verify-paste", pasted)
+        page.click("#verify-run")
+        assert words in verdict(), pasted
+    picture = tmp_path / "photo.json"
+    picture.write_bytes(bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)))
+    page.set_input_files("#verify-file", str(picture))
+    assert "not text" in verdict()
+    receipt = tmp_path / "receipt.json"
+    receipt.write_text(json.dumps({"format": "fairdice-receipt", "version": 1, "game_id": "x", "seat": 0,
+                                   "commitment": "00" * 32, "client_seed": "s"}))
+    page.set_input_files("#verify-file", str(receipt))
+    assert "receipt, not a log" in verdict()
+    page.keyboard.press("Escape")
+    page.get_by_test_id("language").click()
+    page.click("#nav-verify")
+    page.fill("#verify-paste", "{}")
+    page.click("#verify-run")
+    assert "不是 fairdice 对局记录" in verdict()
+    page.context.close()
+
+
+def test_the_optimal_bots_warm_up_is_shown_and_retried_after_retry_after(site, browser, watch, optimal_table):
+    """On a fresh machine the server answers a game with the optimal bot 503 engine_warming_up with Retry-After
+    (api/engines.py) until its tables are built: the lobby says it is preparing the bot and asks again after
+    that many seconds, not before; then the game goes on as usual."""
+    optimal_table("yacht")  # the second answer is the real one
+    watch.allow(r"status of 503")
+    page = new_page(browser, watch)
+    posts = []
+
+    def warming_once(route):
+        posts.append(time.monotonic())
+        if len(posts) > 1:
+            return route.continue_()
+        body = {"type": "urn:fairdice:problem:engine_warming_up", "title": "Engine warming up", "status": 503,
+                "detail": "the optimal engine's yacht table is being built", "code": "engine_warming_up", "retry_after": 3}
+        route.fulfill(status=503, headers={"Retry-After": "3"}, content_type="application/problem+json", body=json.dumps(body))
+
+    page.route("**/v1/games", lambda route: warming_once(route) if route.request.method == "POST" else route.continue_())
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    page.get_by_test_id("rules-yacht").check(force=True)
+    page.get_by_test_id("bot-optimal").check(force=True)
+    page.get_by_test_id("create-game").click()
+    page.wait_for_selector("[data-testid=preparing]:not([hidden])")
+    assert "Preparing the optimal bot" in page.inner_text("[data-testid=preparing]")
+    assert re.search(r"again in [23] seconds", page.inner_text("[data-testid=preparing]"))
+    assert page.get_by_test_id("create-game").is_disabled()
+    page.wait_for_selector("#commit-card:not([hidden])", timeout=15_000)
+    assert len(posts) == 2 and posts[1] - posts[0] >= 2.9, posts
+    assert page.locator("[data-testid=preparing]").is_hidden()
+    page.get_by_test_id("start-game").click()
+    page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+    page.context.close()

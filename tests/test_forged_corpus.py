@@ -1,8 +1,8 @@
 """fairdice-verify held to the adversarial corpus (tests/vectors/forged/, made by tests/forge.py).
 
-Each case is a log file, the keys to trust, maybe the player's receipt and whether unsigned logs are
-allowed, and the verdict SPEC §7 calls for: exit 0 (ok), 1 with the named check among the failures
-(fail), or 2 (not a log at all)."""
+Each case is a log file, the keys to trust, maybe the player's receipt (and the move receipts the player kept:
+version 2's signed hash chain), whether unsigned logs are allowed, and the verdict SPEC §7 (and the protocol 2
+contract) calls for: exit 0 (ok), 1 with the named check among the failures (fail), or 2 (not a log at all)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,9 @@ CASES = {case["name"]: case for case in INDEX["cases"]}
 EXIT = {"ok": 0, "fail": 1, "error": 2}
 CHECK_IDS = ("log.format log.key sig.commitment sig.final seed.revealed seed.commitment client_seed.valid "
              "start.first turn.order roll.count roll.hold roll.dice score.category score.points game.complete "
-             "final.totals final.winner bot.identity bot.decision receipt.match").split()  # SPEC §7
+             "final.totals final.winner bot.identity bot.decision receipt.match "
+             "client_seed.commit game.abandon receipt.chain").split()  # SPEC §7, and those of log format version 2
+ENTRY_FIELDS = {"name", "file", "what", "trusted_keys", "receipt", "allow_unsigned", "verdict", "check"}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -33,7 +35,7 @@ def yacht_table(optimal_table):
 
 
 def cli_args(case: dict, tmp_path: Path) -> list[str]:
-    """fairdice-verify's arguments for one case: the trusted keys and receipt written to files."""
+    """fairdice-verify's arguments for one case: the trusted keys, receipt and move receipts written to files."""
     args = ["--json"]
     keys = case["trusted_keys"]
     if keys:
@@ -44,6 +46,10 @@ def cli_args(case: dict, tmp_path: Path) -> list[str]:
         receipt = tmp_path / "receipt.json"
         receipt.write_text(json.dumps(case["receipt"]))
         args += ["--receipt", str(receipt)]
+    if case.get("move_receipts") is not None:
+        receipts = tmp_path / "move-receipts.json"
+        receipts.write_text(json.dumps(case["move_receipts"]))
+        args += ["--receipts", str(receipts)]
     if case["allow_unsigned"]:
         args.append("--allow-unsigned")
     return args + [str(FORGED / case["file"])]
@@ -65,7 +71,9 @@ def test_the_verifier_gives_each_case_its_verdict(name, tmp_path, capsys):
 
 
 EXECUTABLE_CASES = ("genuine-yacht-ann-vs-greedy", "relabelled-bot-turns-yacht-ann-vs-greedy",
-                    "new-commitment-yacht-ann-vs-greedy", "no-final-signature-allowed", "duplicate-key-final")
+                    "new-commitment-yacht-ann-vs-greedy", "no-final-signature-allowed", "duplicate-key-final",
+                    "genuine-v2-yacht-ann-vs-bob", "v2-history-rewritten-after-receipts",
+                    "v2-move-receipts-not-an-array")
 
 
 @pytest.mark.parametrize("name", EXECUTABLE_CASES)
@@ -80,12 +88,26 @@ def test_the_installed_command_gives_the_same_verdicts(name, tmp_path):
 def test_the_index_is_well_formed():
     assert INDEX["server_public_key"] and len(CASES) == len(INDEX["cases"]) >= 200
     for case in INDEX["cases"]:
-        assert set(case) == {"name", "file", "what", "trusted_keys", "receipt", "allow_unsigned", "verdict", "check"}
+        assert set(case) in (ENTRY_FIELDS, ENTRY_FIELDS | {"move_receipts"}), case["name"]  # (where there are some)
+        assert case.get("move_receipts", []) is not None, case["name"]
         assert (FORGED / case["file"]).is_file(), case["name"]
         assert case["verdict"] in EXIT and case["what"].strip()
         assert (case["check"] in CHECK_IDS) if case["verdict"] == "fail" else case["check"] is None, case["name"]
     files = {case["file"] for case in INDEX["cases"]} | {"index.json"}
     assert files == {p.name for p in FORGED.iterdir()}  # no stray file
+
+
+def test_the_legacy_games_are_version_1_and_the_new_ones_version_2():
+    """SPEC promises that version 1 logs keep verifying: the corpus keeps its version 1 games as version 1 logs
+    (and their cases as they were), beside games of version 2."""
+    genuine = {name[len("genuine-"):]: json.loads((FORGED / case["file"]).read_bytes()) for name, case in CASES.items()
+               if name.startswith("genuine-") and name[len("genuine-"):] in forge.BASES}
+    assert set(genuine) == set(forge.BASES)
+    for name, doc in genuine.items():
+        version = 2 if name.startswith("v2-") else 1
+        assert doc["version"] == version and ("abandon_timeout" in doc["header"]) == (version == 2), name
+    assert {name for name in genuine if not name.startswith("v2-")} == set(forge.V1_BASES)
+    assert set(forge.V2_BASES) < set(genuine)
 
 
 def test_every_check_is_exercised_and_every_verdict():

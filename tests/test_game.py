@@ -1,6 +1,7 @@
 """The game state machine: complete games, refusals that change nothing, the roll-off."""
 
 import copy
+import hashlib
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -72,10 +73,12 @@ def test_derived_dice_do_not_depend_on_hold_for_unheld_positions():
 def test_client_seeds_enter_in_seat_order_whatever_the_arrival():
     seats = [{"type": "human", "name": "a"}, {"type": "human", "name": "b"}]
     g1, g2 = new_game(seats=seats), new_game(seats=seats)
-    g1.supply_client_seed(0, "first")
-    g1.supply_client_seed(1, "second")
-    g2.supply_client_seed(1, "second")
-    g2.supply_client_seed(0, "first")
+    seeds, salt = {0: "first", 1: "second"}, "ab" * 32  # two humans: commit, then reveal (SPEC §4.3)
+    for game, order in ((g1, (0, 1)), (g2, (1, 0))):
+        for seat in order:
+            game.commit_client_seed(seat, hashlib.sha256(bytes.fromhex(salt) + seeds[seat].encode()).hexdigest())
+        for seat in order:
+            game.supply_client_seed(seat, seeds[seat], salt)
     g1.roll(0)
     g2.roll(0)
     assert g1.client_seeds == g2.client_seeds == ["first", "second"]

@@ -1,23 +1,30 @@
-"""The optimal policy: its DP against brute force, the published start values, the table cache, play.
+"""The optimal engine: its programme against brute force and closed forms, the published start values and
+digests, the policy's own turn against the table, the table cache (an edge), play, and the import rules.
 
-The tables come from conftest's `optimal_table`, built once per run into the run's own cache: yacht and
-classic13 in seconds; yatzy's (about half a minute) only for the tests marked slow.
+The tables come from conftest's `optimal_table`, built once per run into the run's own cache (yacht in a
+second or two; classic13 and yatzy in several seconds, only for the tests marked slow).
 """
 
 from __future__ import annotations
 
+import ast
 import json
+import random
 import shutil
 import statistics
+import subprocess
+import sys
 from functools import cache
 from itertools import product
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from fairdice.bots import BOTS, play_bots
-from fairdice.bots import optimal, space
+from fairdice.bots import BOTS, play_bots, space
 from fairdice.bots.base import Position
+from fairdice.bots.optimal import policy, programme, table_format
+from fairdice.edges import table_cache
 from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.hint import hint
@@ -111,32 +118,61 @@ def brute_force(rules: RuleSet, threshold: int) -> dict:
 ])
 def test_dp_matches_brute_force(rules_id, cats, threshold):
     rules = mini(rules_id, cats)
-    spec = optimal.Spec(rules, threshold)
-    V, _ = optimal.solve(spec)
+    states = programme.StateSpace(rules, threshold)
+    V, _ = programme.solve(states)
     expected = brute_force(rules, threshold)
     assert len(expected) > 4
     for (filled, upper, flag), value in expected.items():
         mask = sum(1 << i for i, c in enumerate(rules.category_ids) if c in filled)
-        assert V[mask, upper, int(flag and spec.flag)] / optimal.SCALE == pytest.approx(value, abs=1e-6)
+        assert V[mask, upper, int(flag and states.tracks_five_alike)] / programme.POINT == pytest.approx(value, abs=1e-6)
 
 
-def test_parallel_solve_is_identical():
-    spec = optimal.Spec(mini("classic13", ("fives", "sixes", "chance", "yahtzee")), 40)
-    one, _ = optimal.solve(spec, chunk=64)
-    two, _ = optimal.solve(spec, chunk=64, workers=2)
-    assert np.array_equal(one, two)
+def test_batch_width_and_processes_do_not_change_the_result():
+    states = programme.StateSpace(mini("classic13", ("fives", "sixes", "chance", "yahtzee")), 40)
+    values, moments = programme.solve(states, moments=True)
+    narrow, narrow_moments = programme.solve(states, moments=True, width=7)
+    assert np.array_equal(values, narrow) and np.array_equal(moments, narrow_moments)
+    shared, _ = table_cache.solve(states, workers=2)
+    assert np.array_equal(values, shared)
 
 
 def test_second_moment_is_exact_on_closed_form_games():
     # one box "sixes": each die independently ends a six with p = 1 - (5/6)^3 (keep every six)
-    V, W = optimal.solve(optimal.Spec(mini("yacht", ("sixes",))), moments=True)
+    V, W = programme.solve(programme.StateSpace(mini("yacht", ("sixes",))), moments=True)
     p = 1 - (5 / 6) ** 3
     mean, var = 6 * 5 * p, 36 * 5 * p * (1 - p)
-    assert V[0, 0, 0] / optimal.SCALE == pytest.approx(mean, abs=1e-7)
+    assert V[0, 0, 0] / programme.POINT == pytest.approx(mean, abs=1e-7)
     assert W[0, 0, 0] - mean ** 2 == pytest.approx(var, abs=1e-6)
     # one box "yacht": the score is 0 or 50, so E[score^2] = 50 E[score]
-    V, W = optimal.solve(optimal.Spec(mini("yacht", ("yacht",))), moments=True)
-    assert W[0, 0, 0] == pytest.approx(50 * V[0, 0, 0] / optimal.SCALE, abs=1e-6)
+    V, W = programme.solve(programme.StateSpace(mini("yacht", ("yacht",))), moments=True)
+    assert W[0, 0, 0] == pytest.approx(50 * V[0, 0, 0] / programme.POINT, abs=1e-6)
+
+
+def test_second_moments_give_the_published_deviation():
+    """The moments path on a whole rule set: the same values, and the manifest's standard deviation."""
+    table, meta = table_cache.compute_table("yacht", moments=True)
+    entry = table_format.manifest()["tables"]["yacht"]
+    assert meta["sha256"] == entry["sha256"]
+    assert meta["start_sd"] == entry["start_sd"] and round(meta["start_sd"], 1) == PUBLISHED["yacht"][1]
+
+
+def test_interchangeable_upper_totals_really_are():
+    """The programme solves one upper total of each group and copies it: solving them all agrees."""
+    rules = mini("yatzy", ("fours", "fives", "sixes", "chance"))
+    states = programme.StateSpace(rules, 40)
+    values, _ = programme.solve(states)
+    for filled, groups in states.upper_groups.items():
+        for group in groups:
+            for mask in (filled, filled | 1 << 3):
+                if mask == (1 << states.boxes) - 1:
+                    continue
+                layer = programme.Layer(*(np.array([x]) for x in (mask, group[-1], 0)),
+                                        np.array([states.flat_index(mask, group[-1], 0)]),
+                                        np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+                alone = values.copy()
+                alone[mask, group[-1], 0] = -1
+                programme.TurnKernel(states, alone).solve_batch(layer, 0, 1)
+                assert alone[mask, group[-1], 0] == values[mask, group[0], 0], (mask, group)
 
 
 # --- the full tables ------------------------------------------------------------------------------------
@@ -146,8 +182,29 @@ def test_start_values_match_published(optimal_table, rules_id):
     table = optimal_table(rules_id)
     mean, sd = PUBLISHED[rules_id]
     assert round(table.start_value(), 2) == mean
-    assert optimal.table_digest(rules_id, table.V) == optimal.manifest()["tables"][rules_id]["sha256"]
-    assert optimal.manifest()["tables"][rules_id]["start_sd"] == pytest.approx(sd, abs=0.06)
+    assert table_format.table_digest(rules_id, table.values) == table_format.manifest()["tables"][rules_id]["sha256"]
+    assert table_format.manifest()["tables"][rules_id]["start_sd"] == pytest.approx(sd, abs=0.06)
+
+
+def test_the_policy_turn_rebuilds_the_table_exactly(optimal_table):
+    """The policy solves a turn on its own (rules.options for the joker, dense arrays in space order):
+    its value before the first roll is the table's element, bit for bit, on random reachable cards."""
+    table = optimal_table("yacht")
+    _check_turns_against_the_table(table, random.Random(12), 60)
+
+
+def _check_turns_against_the_table(table, rng, n):
+    rs = table.rules
+    for _ in range(n):
+        boxes = {}
+        for c in rs.categories:
+            if rng.random() < 0.5:
+                boxes[c.id] = c.rule.face * rng.randrange(6) if c.upper else rng.choice((0, c.rule.score(
+                    tuple(rng.randrange(6) for _ in range(7)))))
+        if len(boxes) == len(rs.categories):
+            continue
+        one_left, two_left = table.turn(boxes)
+        assert programme.first_roll_value(two_left) == table.values[table.state(boxes)], boxes
 
 
 @pytest.mark.slow  # the classic13 table
@@ -161,6 +218,9 @@ def test_policy_values_agree_with_the_table(optimal_table):
         expected = sum(p * max(c.value for c in policy.candidates(Position(rs, boxes, roll, 1)))
                        for roll, p in zip(space.ROLLS, space.FIRST_ROLL))
         assert expected == pytest.approx(table.value(boxes), abs=1e-6)
+    _check_turns_against_the_table(table, random.Random(13), 40)  # the forced joker and its bonus too
+    joker = {**{c: None for c in rs.category_ids}, "yahtzee": 50, "sixes": 24, "chance": 22, "full_house": 25}
+    assert programme.first_roll_value(table.turn(joker)[1]) == table.values[table.state(joker)]
 
 
 def test_before_the_first_roll_the_only_candidate_is_to_roll(optimal_table):
@@ -171,23 +231,42 @@ def test_before_the_first_roll_the_only_candidate_is_to_roll(optimal_table):
     assert cand.value == pytest.approx(191.7744, abs=1e-4)
 
 
-def test_identity_does_not_build_tables(monkeypatch):
-    monkeypatch.setattr(optimal, "_LOADED", {})
-    monkeypatch.setattr(optimal, "solve", lambda *a, **k: pytest.fail("identity must not build tables"))
-    monkeypatch.setattr(optimal, "load_table", lambda *a, **k: pytest.fail("identity must not load tables"))
-    policy = optimal.Optimal()
-    params = policy.params()
+def test_identity_needs_no_table(monkeypatch):
+    monkeypatch.setattr(policy, "_source", lambda rules_id: pytest.fail("identity must not ask for tables"))
+    bot = policy.Optimal()
+    params = bot.params()
+    assert params["table_sha256"] == {r: e["sha256"] for r, e in table_format.manifest()["tables"].items()}
     assert sorted(params["table_sha256"]) == sorted(RULESETS)
-    assert all(len(d) == 64 for d in params["table_sha256"].values())
-    assert len(policy.identity_hash()) == 64 and not optimal._LOADED
+    assert len(bot.identity_hash()) == 64
+
+
+def test_without_a_table_source_a_decision_says_so(monkeypatch):
+    monkeypatch.setattr(policy, "_source", None)
+    rs = RULESETS["yacht"]
+    with pytest.raises(FairdiceError) as err:
+        BOTS["optimal"].candidates(Position(rs, {}, (1, 2, 3, 4, 5), 1))
+    assert err.value.code == "table_unavailable" and "install" in err.value.message
+
+
+def test_a_source_that_may_not_build_refuses_a_missing_table(tmp_path, monkeypatch):
+    monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(table_cache, "CACHE", table_cache.TableCache())
+    monkeypatch.setattr(table_cache, "compute_table", lambda *a, **k: pytest.fail("a decision built a table"))
+    table_cache.install(build=False)
+    try:
+        with pytest.raises(FairdiceError) as err:
+            BOTS["optimal"].candidates(Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 1))
+        assert err.value.code == "table_unavailable"
+    finally:
+        table_cache.install()
 
 
 def test_state_of_rejects_impossible_cards():
     rs = RULESETS["classic13"]
     with pytest.raises(FairdiceError):
-        optimal.state_of(rs, {"sixes": 7})
-    assert optimal.state_of(rs, {"sixes": 30, "fives": 25, "fours": 20})[1] == 63  # capped
-    mask, upper, flag = optimal.state_of(rs, {"sixes": 30, "fives": 25, "yahtzee": 50})
+        policy.state_of(rs, {"sixes": 7})
+    assert policy.state_of(rs, {"sixes": 30, "fives": 25, "fours": 20})[1] == 63  # capped
+    mask, upper, flag = policy.state_of(rs, {"sixes": 30, "fives": 25, "yahtzee": 50})
     assert upper == 55 and flag == 1 and mask == (1 << 5) | (1 << 4) | (1 << rs.category_ids.index("yahtzee"))
 
 
@@ -195,23 +274,24 @@ def test_state_of_rejects_impossible_cards():
 
 @pytest.fixture
 def cache_copy(optimal_table, tmp_path, monkeypatch):
-    """A private cache dir holding a copy of the good yacht table; compute_table counted, not run."""
+    """A private cache dir holding a copy of the good yacht table, and nothing in memory; compute_table
+    counted, not run."""
     optimal_table("yacht")
-    src = optimal.table_path("yacht")
+    src = table_cache.table_path("yacht")
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(optimal, "_LOADED", {})
-    shutil.copy(src, optimal.table_path("yacht"))
-    shutil.copy(src.with_suffix(".json"), optimal.table_path("yacht").with_suffix(".json"))
+    monkeypatch.setattr(table_cache, "CACHE", table_cache.TableCache())
+    shutil.copy(src, table_cache.table_path("yacht"))
+    shutil.copy(src.with_suffix(".json"), table_cache.table_path("yacht").with_suffix(".json"))
     good = np.load(src)
     meta = json.loads(src.with_suffix(".json").read_text())
     calls = []
 
-    def fake_compute(rules_id, moments=True, workers=None):
+    def fake_compute(rules_id, moments=False, workers=None):
         calls.append(rules_id)
         return good.copy(), dict(meta)
 
-    monkeypatch.setattr(optimal, "compute_table", fake_compute)
-    return optimal.table_path("yacht"), calls
+    monkeypatch.setattr(table_cache, "compute_table", fake_compute)
+    return table_cache.table_path("yacht"), calls
 
 
 def _corrupt_byte(path):
@@ -235,7 +315,7 @@ def _truncated(path):
 def _stale_format(path):
     side = path.with_suffix(".json")
     meta = json.loads(side.read_text())
-    side.write_text(json.dumps({**meta, "format": optimal.FORMAT - 1}))
+    side.write_text(json.dumps({**meta, "format": table_format.FORMAT - 1}))
 
 
 def _no_sidecar(path):
@@ -246,13 +326,14 @@ def _no_sidecar(path):
                                     _no_sidecar])
 def test_damaged_cache_is_detected_and_rebuilt(cache_copy, damage):
     path, calls = cache_copy
-    assert optimal.build_table("yacht")["built"] is False and calls == []
+    assert table_cache.build_table("yacht")["built"] is False and calls == []
     damage(path)
-    info = optimal.build_table("yacht")
+    assert not table_cache.TableCache().ready("yacht")
+    info = table_cache.build_table("yacht")
     assert info["built"] is True and calls == ["yacht"]
     assert info["reason"] != "ok"
-    assert optimal.table_digest("yacht", np.load(path)) == optimal.manifest()["tables"]["yacht"]["sha256"]
-    assert optimal.build_table("yacht")["built"] is False and calls == ["yacht"]
+    assert table_format.table_digest("yacht", np.load(path)) == table_format.expected_digest("yacht")
+    assert table_cache.build_table("yacht")["built"] is False and calls == ["yacht"]
 
 
 def test_cache_consistent_with_itself_but_not_the_manifest_is_rebuilt(cache_copy):
@@ -261,31 +342,35 @@ def test_cache_consistent_with_itself_but_not_the_manifest_is_rebuilt(cache_copy
     other[1, 0, 0] += 1
     np.save(path, other)
     meta = json.loads(path.with_suffix(".json").read_text())
-    path.with_suffix(".json").write_text(json.dumps({**meta, "sha256": optimal.table_digest("yacht", other)}))
-    assert optimal.build_table("yacht")["built"] is True and calls == ["yacht"]
+    path.with_suffix(".json").write_text(json.dumps({**meta, "sha256": table_format.table_digest("yacht", other)}))
+    assert table_cache.build_table("yacht")["built"] is True and calls == ["yacht"]
 
 
 def test_rebuild_that_still_mismatches_raises(cache_copy, monkeypatch):
     path, _ = cache_copy
     _corrupt_byte(path)
 
-    def wrong_compute(rules_id, moments=True, workers=None):
+    def wrong_compute(rules_id, moments=False, workers=None):
         table = np.zeros((4096, 64, 1), dtype="<i8")
-        return table, {"sha256": optimal.table_digest(rules_id, table)}
+        return table, {"rules": rules_id, "sha256": table_format.table_digest(rules_id, table)}
 
-    monkeypatch.setattr(optimal, "compute_table", wrong_compute)
+    monkeypatch.setattr(table_cache, "compute_table", wrong_compute)
     with pytest.raises(FairdiceError) as err:
-        optimal.build_table("yacht")
+        table_cache.build_table("yacht")
     assert err.value.code == "table_mismatch"
+    assert table_format.table_digest("yacht", np.load(path)) != table_format.expected_digest("yacht")  # kept
 
 
 @pytest.mark.slow
 def test_real_rebuild_into_an_empty_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(optimal, "_LOADED", {})
-    info = optimal.build_table("yacht", moments=False)  # the real DP: a few seconds
-    assert info["built"] and info["sha256"] == optimal.manifest()["tables"]["yacht"]["sha256"]
-    assert optimal.load_table("yacht").start_value() == pytest.approx(191.7744, abs=1e-4)
+    monkeypatch.setattr(table_cache, "CACHE", table_cache.TableCache())
+    info = table_cache.build_table("yacht")  # the real programme: a second or two
+    assert info["built"] and info["sha256"] == table_format.expected_digest("yacht")
+    assert info["start_sd"] == table_format.manifest()["tables"]["yacht"]["start_sd"]  # the digest's own
+    assert table_cache.load_table("yacht").start_value() == pytest.approx(191.7744, abs=1e-4)
+    side = json.loads(table_cache.table_path("yacht").with_suffix(".json").read_text())
+    assert side["sha256"] == info["sha256"] and side["rules"] == "yacht"
 
 
 # --- play -----------------------------------------------------------------------------------------------------
@@ -363,3 +448,54 @@ def test_optimal_beats_ev_beats_greedy(optimal_table):
              for bot in ("greedy", "ev", "optimal")}
     assert means["optimal"] > means["ev"] > means["greedy"], means
     assert means["optimal"] > 240, means
+
+
+# --- the import rules -----------------------------------------------------------------------------------------
+
+ROOT = Path(__file__).resolve().parents[1]
+IO_MODULES = {"os", "io", "sys", "pathlib", "tempfile", "shutil", "fcntl", "mmap", "multiprocessing", "threading",
+              "subprocess", "socket", "signal", "glob", "sqlite3", "concurrent"}
+
+
+def _imports(path: Path) -> tuple[set[str], set[str]]:
+    """(top-level modules imported, names called) in a source file."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules, calls = set(), set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            modules.add(("." * node.level) + (node.module or ""))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            calls.add(node.func.id)
+    return modules, calls
+
+
+def test_only_the_edge_module_touches_the_world():
+    """The engine (fairdice/bots, the optimal package included) imports no module that does I/O and opens no
+    file; the table cache, which does, lives in fairdice/edges, which no engine module imports (the
+    `fairdice tables` command line only reaches it)."""
+    engine = sorted((ROOT / "fairdice" / "bots").rglob("*.py"))
+    assert {p.name for p in engine} >= {"programme.py", "table_format.py", "policy.py", "policies.py"}
+    for path in engine:
+        modules, calls = _imports(path)
+        tops = {m.lstrip(".").split(".")[0] for m in modules if not m.startswith(".")}
+        assert not tops & IO_MODULES, (path, tops & IO_MODULES)
+        assert "open" not in calls, path
+        reaches_edges = any("edges" in m.split(".") for m in modules)
+        assert not reaches_edges or path.name == "tables_cli.py", path
+    edge, _ = _imports(ROOT / "fairdice" / "edges" / "table_cache.py")
+    assert {"os", "fcntl", "mmap", "multiprocessing", "tempfile"} <= {m.split(".")[0] for m in edge}
+
+
+def test_checking_seats_loads_no_numpy():
+    """`import fairdice.game` and validating a game's seats, bots included, import no numpy: a bot's
+    module (and its tables) is loaded when the bot is first asked to play."""
+    code = ("import sys, fairdice.game as g\n"
+            "g.Setup.build('x', 'yacht', [{'type': 'human', 'name': 'ann'}, {'type': 'bot', 'bot': 'optimal'},"
+            " {'type': 'bot', 'bot': 'ev'}])\n"
+            "assert 'numpy' not in sys.modules, sorted(m for m in sys.modules if m.startswith(('numpy', 'fairdice')))\n"
+            "from fairdice.bots import BOTS\n"
+            "assert BOTS['ev'].id == 'ev' and 'numpy' in sys.modules\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -113,14 +113,16 @@ def core_reproduces(doc) -> bool:
         if game.commitment != doc["header"]["commitment"]:
             return False
         for e in doc["events"]:
-            if e["type"] == "client_seed":
-                game.supply_client_seed(e["seat"], e["client_seed"])
+            if e["type"] == "client_seed_commit":
+                game.commit_client_seed(e["seat"], e["commitment"])
+            elif e["type"] == "client_seed":
+                game.supply_client_seed(e["seat"], e["client_seed"], e.get("salt"))
             elif e["type"] == "roll":
                 game.roll(e["seat"], e["hold"])
             elif e["type"] == "score":
                 game.score(e["seat"], e["category"])
             elif e["type"] == "abandon":
-                game.abandon(e["seat"])
+                game.abandon(e["seat"], e.get("reason", "player"))
         return list(game.events) == doc["events"] and final_block(game) == doc["final"]
     except Exception:
         return False

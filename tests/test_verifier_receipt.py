@@ -5,6 +5,7 @@ client seed swapped for one the server chose, verifies on its own; only the play
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 
@@ -25,8 +26,11 @@ def play(server_seed: bytes, seeds=SEED_OF, game_id="receipt-game") -> tuple[dic
                                            {"type": "human", "name": "cho"}])
     game = Game(setup, server_seed=server_seed)
     opened = open_log(game, SIGNER)
+    salts = {seat: hashlib.sha256(f"salt of seat {seat}".encode()).hexdigest() for seat in seeds}
+    for seat, seed in seeds.items():  # two humans: commit, then reveal (SPEC §4.3)
+        game.commit_client_seed(seat, hashlib.sha256(bytes.fromhex(salts[seat]) + seed.encode()).hexdigest())
     for seat, seed in seeds.items():
-        game.supply_client_seed(seat, seed)
+        game.supply_client_seed(seat, seed, salts[seat])
     play_randomly(game, random.Random(7))
     log = build_log(opened, game, SIGNER)
     receipts = {seat: make_receipt(opened["header"], opened["commitment_signature"], seat, SEED_OF[seat])
@@ -73,7 +77,8 @@ def test_a_swapped_client_seed_fails_the_receipt(capsys, tmp_path, game):
     _, receipts = game
     forged, _ = play(bytes(range(100, 132)), seeds={0: "the server's choice", 2: SEED_OF[2]})
     code, out = verify(capsys, tmp_path, [forged], [receipts[0]])
-    assert code == 1 and "receipt.match  event 0  field client_seed" in out
+    # event 2: the two commitments come first, then seat 0's reveal (SPEC §4.3)
+    assert code == 1 and "receipt.match  event 2  field client_seed" in out
     code, out = verify(capsys, tmp_path, [forged], [receipts[2]])
     assert code == 0, out  # the other player's seed was left alone: its receipt has nothing to object
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import atexit
 import copy
 import functools
+import hashlib
 import json
 import random
 import shutil
@@ -113,12 +114,19 @@ def core_game(setup: Setup, seed: bytes, rng: random.Random, on_options=None, ab
     """Play a game with the core and return (game, opened log header part)."""
     game = Game(setup, server_seed=seed)
     opened = open_log(game, SIGNER)
-    for s in setup.human_seats or [None]:
-        game.supply_client_seed(s, f"client seed {rng.random()} \u00e9\u4e2d\U0001F3B2")
+    seeds = {s: f"client seed {rng.random()} \u00e9\u4e2d\U0001F3B2" for s in setup.human_seats or [None]}
+    salts = {s: hashlib.sha256(seed.encode()).hexdigest() for s, seed in seeds.items()}
+    if setup.commits_client_seeds:  # two or more humans: commit, then reveal (SPEC §4.3)
+        for s, text in seeds.items():
+            game.commit_client_seed(s, hashlib.sha256(bytes.fromhex(salts[s]) + text.encode()).hexdigest())
+    for s, text in seeds.items():
+        game.supply_client_seed(s, text, salts[s] if setup.commits_client_seeds else None)
     if abandon_after is not None:
         play_randomly(game, rng, on_options, stop_after=abandon_after)
-        if game.status == "playing":
-            game.abandon(rng.choice([None] + setup.human_seats))
+        if game.status == "playing":  # the seat to move gives up, or the server after a timeout (SPEC §4.3)
+            mover = game.current_seat if game.current_seat in setup.human_seats else None
+            who = rng.choice([None, mover] if mover is not None else [None])
+            game.abandon(who, "player" if who is not None or not setup.human_seats else "timeout")
     elif finish:
         play_randomly(game, rng, on_options)
     return game, opened

@@ -15,7 +15,10 @@ import time
 
 from . import audit as audit_mod
 from .files import find_logs, verify_file
+from .botcheck import PublishedBots
 from .keys import KeyFileError, load_trusted_keys
+from .optimal import TableError
+from .chain import MoveReceiptError, load_move_receipts
 from .receipt import ReceiptError, load_receipt
 from .replay import CHECKS
 
@@ -26,9 +29,9 @@ _options: dict = {}  # per process: the options of verify_file (set before the p
 def _init(options: dict) -> None:
     global _options
     _options = dict(options)
+    tables = _options.pop("tables", None)
     if _options.pop("check_bots", False):
-        from .botcheck import PublishedBots
-        _options["bots"] = PublishedBots()
+        _options["bots"] = PublishedBots(tables)
 
 
 def _work(path: str):
@@ -152,6 +155,9 @@ def parser() -> argparse.ArgumentParser:
                    help="a player's receipt (SPEC §5.5: kept by the page, the client and `fairdice play` when the "
                    "client seed was sent): the log must be that game, with that commitment and that client seed; "
                    "may be given once per receipt")
+    p.add_argument("--receipts", metavar="FILE", action="append", default=[],
+                   help="the server's signed receipts of the moves (SPEC §5.6), a JSON array as the page, the "
+                   "client and `fairdice play --save-receipts` keep them: the log must be the history they sign")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept a log without its signatures (it then proves only that it is self-consistent, "
                    "not that the server made it)")
@@ -160,6 +166,8 @@ def parser() -> argparse.ArgumentParser:
                    help="do not replay the bot decisions (a bot that saw the future then goes unnoticed)")
     p.add_argument("--check-bots", dest="check_bots", action="store_true", default=True,
                    help="replay every bot decision with its published policy (the default)")
+    p.add_argument("--tables", metavar="DIR", help="the directory of the optimal bot's tables (SPEC §4.6), only "
+                   "read; default $FAIRDICE_CACHE_DIR, else $XDG_CACHE_HOME/fairdice, else ~/.cache/fairdice")
     p.add_argument("-v", "--verbose", action="store_true", help="print each game turn by turn")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout; text goes to stderr")
     p.add_argument("--audit", action="store_true", help="statistics over all logs: face uniformity, seed reuse, scores")
@@ -177,6 +185,9 @@ def main(argv=None) -> int:
     except BrokenPipeError:  # e.g. piped into head: stop quietly
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+    except TableError as e:  # an optimal game, and its table missing or not the published one
+        print(f"{PROG}: error: {e.where}: event -, field -: {e.message}", file=sys.stderr)
+        return 2
 
 
 def run(argv=None) -> int:
@@ -196,19 +207,19 @@ def run(argv=None) -> int:
             trusted = load_trusted_keys(args.pubkey)
         except KeyFileError as e:
             return error(args.pubkey, f"--pubkey: {e}")
-    receipts = []
+    receipts, move_receipts = [], []
     for path in args.receipt:
         try:
             receipts.append(load_receipt(path))
         except ReceiptError as e:
             return error(path, f"--receipt: {e}")
-    if args.check_bots:
+    for path in args.receipts:
         try:
-            from .botcheck import PublishedBots
-            PublishedBots()
-        except ImportError as e:
-            return error("bot decisions", f"the published bot policies (fairdice.bots) cannot be imported ({e}); "
-                         "install fairdice to check them, or pass --no-check-bots to leave them unchecked")
+            move_receipts += load_move_receipts(path)
+        except MoveReceiptError as e:
+            return error(path, f"--receipts: {e}")
+    if args.tables and not os.path.isdir(args.tables):
+        return error(args.tables, "--tables: not a directory")
     files, missing = find_logs(args.paths)
     usage_errors = 0
     for path in missing:
@@ -219,8 +230,8 @@ def run(argv=None) -> int:
         return error(" ".join(args.paths), "no *.json log found")
     do_audit = args.audit or bool(args.html)
     options = {"trusted_keys": trusted, "require_signature": not args.allow_unsigned,
-               "check_bots": args.check_bots, "verbose": args.verbose, "audit": do_audit,
-               "receipts": receipts, "receipts_by_game": len(files) > 1}
+               "check_bots": args.check_bots, "tables": args.tables, "verbose": args.verbose, "audit": do_audit,
+               "receipts": receipts, "receipts_by_game": len(files) > 1, "move_receipts": move_receipts}
     counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "not_logs": 0}
     games, agg, game_ids = [], audit_mod.Audit() if do_audit else None, set()
     for r in verify_all(files, options, max(1, args.jobs)):
@@ -239,6 +250,7 @@ def run(argv=None) -> int:
             agg.add(r)
     unmatched = [(path, rc) for path, rc in zip(args.receipt, receipts)
                  if len(files) > 1 and rc["game_id"] not in game_ids]
+    unmatched += [("--receipts", rc) for rc in move_receipts if len(files) > 1 and rc["game_id"] not in game_ids]
     for path, rc in unmatched:  # the player's own game is missing from what the server handed over
         print(printable(f"FAIL  {rc['game_id']}  {path}  (receipt.match: no log of this receipt's game "
                         "among the inputs)"), file=text)

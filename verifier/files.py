@@ -6,17 +6,13 @@ and a symlink to /dev/zero must not fill the memory. The bytes must be strict JS
 from __future__ import annotations
 
 import os
-import stat
 
 from . import strictjson
+from .reading import MAX_LOG_BYTES, UnusableFile, read_bytes  # noqa: F401  (part of this module's interface)
+from .optimal import TableError
 from .replay import Result, verify_document
 
-MAX_LOG_BYTES = 16 * 1024 * 1024
 INTERNAL_ERROR = "internal error of the verifier"  # Result.error when verify_document itself failed
-
-
-class UnusableFile(Exception):
-    """The file is not a log at all (the message says why)."""
 
 
 def find_logs(paths: list[str]) -> tuple[list[str], list[str]]:
@@ -33,32 +29,6 @@ def find_logs(paths: list[str]) -> tuple[list[str], list[str]]:
         else:
             missing.append(path)
     return files, missing
-
-
-_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
-          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
-
-
-def read_bytes(path: str, limit: int = MAX_LOG_BYTES) -> bytes:
-    """The bytes of a regular file of at most `limit` bytes. Opened without blocking (a FIFO would
-    wait for a writer), checked on the open descriptor (no race with a rename), read to one byte
-    past the limit (a device or a growing file is never read to its end)."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    except OSError as e:
-        raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
-    with open(fd, "rb", closefd=True) as f:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-            raise UnusableFile(f"not a regular file ({kind})")
-        try:
-            data = f.read(limit + 1)
-        except OSError as e:
-            raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
-    if len(data) > limit:
-        raise UnusableFile(f"larger than {limit // (1024 * 1024)} MiB, the most a log may be")
-    return data
 
 
 _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}
@@ -86,5 +56,7 @@ def verify_file(path: str, **options) -> Result:
         return Result(path, error=str(e))
     try:
         return verify_document(doc, path, **options)
+    except TableError:
+        raise  # an optimal game whose table is missing: the user's to provide (a usage error), not this log's fault
     except Exception as e:  # a bug here, not in the log: still one result line, and exit 2, not a traceback
         return Result(path, error=f"{INTERNAL_ERROR} ({type(e).__name__}: {e}); please report it with this file")

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from functools import lru_cache
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+from . import strictjson
+from .reading import UnusableFile, read_bytes
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 HEX128 = re.compile(r"[0-9a-f]{128}")
@@ -26,10 +28,9 @@ def key_id(public_key: bytes) -> str:
 def load_trusted_keys(path: str) -> list[bytes]:
     """The raw 32-byte keys in `path`: 64 hex digits, a PEM public key, or the JSON of GET /v1/keys."""
     try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as e:
-        raise KeyFileError(f"cannot read: {e.strerror or e}") from None
+        data = read_bytes(path, limit=1024 * 1024)
+    except UnusableFile as e:
+        raise KeyFileError(str(e)) from None
     text = data.decode("utf-8", "replace").strip()
     if HEX64.fullmatch(text.lower()):
         return [bytes.fromhex(text)]
@@ -42,7 +43,7 @@ def load_trusted_keys(path: str) -> list[bytes]:
             raise KeyFileError("the PEM key is not an Ed25519 public key")
         return [key.public_bytes_raw()]
     try:
-        doc = json.loads(text)
+        doc = strictjson.loads(data)
     except ValueError:
         raise KeyFileError("neither 64 hex digits, a PEM public key nor the JSON of GET /v1/keys") from None
     entries = doc.get("keys") if isinstance(doc, dict) else None

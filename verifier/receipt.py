@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from . import keys, strictjson
-from .files import UnusableFile, read_bytes
+from .reading import UnusableFile, read_bytes
 from .spec import canonical
 
 FORMAT, VERSION = "fairdice-receipt", 1

@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import keys
+from .chain import check_move_receipts
+from .optimal import TableError
 from .seed_rule import CLIENT_SEED_LENGTH, SEAT_NAME_LENGTH, text_ok
 from .spec import (CATEGORIES, HOLDS, UPPER, Deriver, canonical, canonical_events, canonical_object, options,
                    score_box, sha256_hex, upper_bonus, yahtzee_bonus)
@@ -21,8 +23,9 @@ CHECKS = (
     "log.format", "log.key", "sig.commitment", "sig.final", "seed.revealed", "seed.commitment",
     "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
     "score.category", "score.points", "game.complete", "final.totals", "final.winner",
-    "bot.identity", "bot.decision", "receipt.match",
+    "bot.identity", "bot.decision", "receipt.match", "client_seed.commit", "game.abandon", "receipt.chain",
 )
+VERSIONS = (1, 2)  # log format versions (SPEC §5): 2 adds client seed commitments, abandon reasons, the timeout
 MAX_LISTED = 10  # failures listed per check and game; the rest are counted
 
 
@@ -115,6 +118,19 @@ EVENT_FIELDS = {
     "abandon": ("type", "seat"),
 }
 EVENT_KEYS = {kind: set(names) for kind, names in EVENT_FIELDS.items()}
+# version 2 (SPEC §5.3): every abandon says why; with two or more human seats each client seed is committed
+# to first and revealed with its salt
+EVENT_FIELDS_V2 = {**EVENT_FIELDS, "abandon": ("type", "seat", "reason")}
+EVENT_FIELDS_V2_COMMITTED = {**EVENT_FIELDS_V2, "client_seed_commit": ("type", "seat", "commitment"),
+                             "client_seed": ("type", "seat", "client_seed", "salt")}
+ABANDON_REASONS = ("player", "timeout")
+
+
+def event_fields(version: int, humans: int) -> dict:
+    """The events of a log (type -> its fields in SPEC order) for its version and number of human seats."""
+    if version == 1:
+        return EVENT_FIELDS
+    return EVENT_FIELDS_V2_COMMITTED if humans >= 2 else EVENT_FIELDS_V2
 SCORE_FIELDS = ("points", "joker", "yahtzee_bonus", "upper_bonus", "total")
 TOTAL_PARTS = ("upper", "upper_bonus", "lower", "yahtzee_bonus", "total")
 TOTAL_KEYS = set(TOTAL_PARTS)
@@ -143,7 +159,7 @@ def n_seats(header) -> int:
 # The fields of SPEC §5: name -> (what is expected, check(value, header)).
 TOP_FIELDS = {
     "format": ("fairdice-log", lambda v, h: v == "fairdice-log"),
-    "version": (1, lambda v, h: is_int(v) and v == 1),
+    "version": ("1 or 2", lambda v, h: is_int(v) and v in VERSIONS),
     "header": ("an object", lambda v, h: type(v) is dict),
     "commitment_signature": ("a hex string, or no such field (unsigned)", lambda v, h: isinstance(v, str)),
     "events": ("an array", lambda v, h: type(v) is list),
@@ -163,6 +179,8 @@ HEADER_FIELDS = {
     "key_id": ("16 lowercase hex digits", lambda v, h: is_hex(v, 16)),
     "public_key": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
 }
+HEADER_FIELDS_V2 = {**HEADER_FIELDS, "abandon_timeout": (
+    "whole seconds, at least 1 (the server's inactivity timeout)", lambda v, h: is_int(v) and v >= 1)}
 FINAL_FIELDS = {
     "status": ('"finished" or "abandoned"', lambda v, h: v in ("finished", "abandoned")),
     "server_seed": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
@@ -196,11 +214,14 @@ def first_difference(expected, found, path: str):
 class Verification:
     def __init__(self, doc, file: str, trusted_keys: list[bytes] | None = None,
                  require_signature: bool = True, bots=None, verbose: bool = False,
-                 audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False):
-        """receipts: the players' receipts (verifier.receipt) to hold the log to; with receipts_by_game only
-        those of this log's game id apply (a batch), otherwise every one does (it must be this game)."""
+                 audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False,
+                 move_receipts: list[dict] = ()):
+        """receipts: the players' receipts (verifier.receipt), move_receipts: the server's signed receipts of
+        the moves (verifier.chain), to hold the log to; with receipts_by_game only those of this log's game id
+        apply (a batch), otherwise every one does (it must be this game)."""
         self.doc, self.r = doc, Result(file)
         self.receipts, self.receipts_by_game = list(receipts), receipts_by_game
+        self.move_receipts = list(move_receipts)
         self.trusted_keys, self.require_signature = trusted_keys, require_signature
         self.bots, self.verbose, self.audit = bots, verbose, audit
         self.seed: bytes | None = None
@@ -234,9 +255,12 @@ class Verification:
             self.check_format()
             if self.receipts_by_game:
                 self.receipts = [rc for rc in self.receipts if rc["game_id"] == self.r.game_id]
+                self.move_receipts = [rc for rc in self.move_receipts if rc["game_id"] == self.r.game_id]
             for receipt in self.receipts:
                 self.check_receipt(receipt)
             self.check_key_and_commitment()
+            if self.move_receipts:
+                check_move_receipts(self, self.move_receipts, self.signers)
             self.check_seed()
             self.replay_events()
             self.check_end()
@@ -258,7 +282,7 @@ class Verification:
         if self.r.checks["log.format"] == "fail":
             raise Stop
         h, final = doc["header"], doc["final"]
-        self.fields_ok(h, "header.", HEADER_FIELDS, h)
+        self.fields_ok(h, "header.", HEADER_FIELDS if doc["version"] == 1 else HEADER_FIELDS_V2, h)
         self.r.game_id = h["game_id"] if HEADER_FIELDS["game_id"][1](h.get("game_id"), h) else None
         self.r.rules = h["rules"] if HEADER_FIELDS["rules"][1](h.get("rules"), h) else None
         self.r.seed_secret = h.get("seed_secret") if type(h.get("seed_secret")) is bool else None
@@ -370,11 +394,11 @@ class Verification:
     def event_format(self, i: int, ev) -> None:
         """log.format for one event: its type, exactly its fields, and their JSON types."""
         kind = ev.get("type") if type(ev) is dict else None
-        if not isinstance(kind, str) or kind not in EVENT_FIELDS:
-            self.stop("log.format", i, "type", "one of " + ", ".join(EVENT_FIELDS),
+        if not isinstance(kind, str) or kind not in self.fields:
+            self.stop("log.format", i, "type", "one of " + ", ".join(self.fields),
                       kind if type(ev) is dict else ev)
-        names = EVENT_FIELDS[kind]
-        if ev.keys() != EVENT_KEYS[kind]:
+        names = self.fields[kind]
+        if ev.keys() != set(names):
             self.stop("log.format", i, ",".join(sorted(set(ev) ^ set(names))), list(names), sorted(ev))
         n = self.n_seats
         for name in names[1:]:
@@ -393,11 +417,13 @@ class Verification:
                 good = is_dice(v)
             elif name == "joker":
                 good = type(v) is bool
+            elif name in ("commitment", "salt"):
+                good = is_hex(v, 64)
             elif name == "rolloff":
                 good = type(v) is list and all(type(rnd) is list and all(
                     type(e) is dict and e.keys() == {"seat", "dice"} and is_int(e["seat"]) and is_dice(e["dice"])
                     for e in rnd) for rnd in v)
-            else:  # client_seed, category
+            else:  # client_seed, category, reason
                 good = isinstance(v, str)
             if not good:
                 self.stop("log.format", i, name, "see SPEC §5.3", v)
@@ -429,7 +455,10 @@ class Verification:
         filled, total, upper = [0] * n, [0] * n, [0] * n  # per seat: boxes filled, running total, upper boxes
         humans = [s for s, seat in enumerate(h["seats"]) if seat["type"] == "human"]
         senders = humans or [None]  # who sends a client seed: the human seats, else the operator
+        self.fields = event_fields(self.doc["version"], len(humans))
+        committed = "client_seed_commit" in self.fields  # version 2 with two or more human seats
         seeds: dict = {}
+        commitments: dict = {}  # seat -> the commitment to its client seed (committed games)
         phase = "seeds"  # then "play", then "over" or "abandoned"
         cur, rolls, dice = None, 0, [0] * 5
         derive: Deriver | None = None
@@ -546,10 +575,16 @@ class Verification:
                           "no event after " + ("the last box" if phase == "over" else "the abandon event"), kind)
             if phase == "seeds" and len(seeds) == len(senders) and kind not in ("start", "client_seed"):
                 self.stop("turn.order", i, "type", "start (it follows the last client seed)", kind)
-            if kind == "client_seed":
+            if kind == "client_seed_commit":
+                if phase != "seeds" or seeds:
+                    self.stop("client_seed.commit", i, "type", "every commitment before any client seed", kind)
+                self.check_commitment_event(i, ev, humans, commitments)
+            elif kind == "client_seed":
                 s = ev["seat"]
                 if phase != "seeds":
                     self.stop("client_seed.valid", i, "type", "no client seed once play has started", kind)
+                if committed:
+                    self.check_reveal(i, ev, humans, commitments)
                 if s not in senders:
                     self.fail("client_seed.valid", i, "seat",
                               "a human seat: %s" % humans if humans else "null (no human seat)", s)
@@ -575,17 +610,23 @@ class Verification:
                     lines.append(f"  start: seat {cur} plays first" + (
                         f" (roll-off: {self.rolloff_text(ev['rolloff'])})" if h["first"] == "random" else ""))
             elif kind == "abandon":
+                if self.doc["version"] >= 2:
+                    self.check_abandon(i, ev, humans, cur if phase == "play" else None)
                 phase = "abandoned"
                 if lines is not None:
                     if turn_text:
                         lines.append(turn_text + " (turn not finished)")
                         turn_text = ""
-                    lines.append("  abandoned by " + ("the server" if ev["seat"] is None else f"seat {ev['seat']}"))
+                    lines.append("  abandoned by " + abandoner(ev, humans))
             else:  # a roll or a score before play began
                 self.stop("turn.order", i, "type", "start before any roll or score", kind)
         self.phase = phase
         self.events_checked = True  # every event went through the checks above: none stopped the replay
         self.passed("client_seed.valid")
+        if committed:
+            self.passed("client_seed.commit")
+        if phase == "abandoned" and self.doc["version"] >= 2:
+            self.passed("game.abandon")
         if phase != "seeds":
             self.passed("start.first")
         if n_rolls:
@@ -602,6 +643,41 @@ class Verification:
                             # a bot under the upper_first house rule plays another game than the published one
                             "players": [(s["bot"]["id"] + (" (upper_first)" if h["upper_first"] else ""))
                                         if s["type"] == "bot" else "human" for s in h["seats"]]}
+
+    # -- client_seed.commit (SPEC §2.2, version 2): each human seat commits, then every seat reveals
+    def check_commitment_event(self, i: int, ev: dict, humans: list, commitments: dict) -> None:
+        s = ev["seat"]
+        if s not in humans:
+            self.stop("client_seed.commit", i, "seat", "a human seat: %s" % humans, s)
+        if s in commitments:
+            self.stop("client_seed.commit", i, "seat", "one commitment per seat", s)
+        commitments[s] = ev["commitment"]
+
+    def check_reveal(self, i: int, ev: dict, humans: list, commitments: dict) -> None:
+        missing = [s for s in humans if s not in commitments]
+        if missing:
+            self.stop("client_seed.commit", i, "type", "a commitment from seat(s) %s before any client seed" % missing,
+                      ev["type"])
+        seed, s = ev["client_seed"], ev["seat"]
+        if type(seed) is not str or not client_seed_ok(seed) or s not in commitments:
+            return  # client_seed.valid says what is wrong with it
+        opened = sha256_hex(bytes.fromhex(ev["salt"]) + seed.encode("utf-8"))
+        if opened != commitments[s]:  # (expected: the commitment; found: what this seed and salt hash to)
+            self.fail("client_seed.commit", i, "client_seed", commitments[s], opened)
+
+    # -- game.abandon (SPEC §4.3, version 2): who may abandon, when, and why
+    def check_abandon(self, i: int, ev: dict, humans: list, current: int | None) -> None:
+        seat, reason = ev["seat"], ev["reason"]
+        if reason not in ABANDON_REASONS:
+            self.fail("game.abandon", i, "reason", " or ".join(ABANDON_REASONS), reason)
+        elif reason == "timeout" and seat is not None:
+            self.fail("game.abandon", i, "seat", "null (only the server abandons on a timeout)", seat)
+        elif reason == "player" and seat is None and humans:
+            self.fail("game.abandon", i, "seat", "a seat (the server abandons only on a timeout)", seat)
+        elif reason == "player" and seat is not None and seat not in humans:
+            self.fail("game.abandon", i, "seat", "a human seat: %s" % humans, seat)
+        elif reason == "player" and seat is not None and current is not None and seat != current:
+            self.fail("game.abandon", i, "seat", f"seat {current}, whose turn it is (or any seat before play)", seat)
 
     def check_start(self, i: int, ev: dict, first, derive: Deriver | None) -> int:
         """start.first: the fixed first seat, or the roll-off re-derived. Returns the true first seat."""
@@ -701,6 +777,8 @@ class Verification:
             action, value = self.bots.decide(
                 h["seats"][seat]["bot"]["id"], h["rules"], dict(self.boxes[seat]), tuple(dice), rolls,
                 self.bonus[seat][1], h["upper_first"], lambda k: derive.tiebreak(seat, turn, rolls, k))
+        except TableError:
+            raise  # the optimal table is missing: a usage error (exit 2), not a decision of this log
         except Exception as e:  # the published policy cannot decide here (e.g. a house rule it does not play)
             self.fail("bot.decision", i, "type", f"a decision of the policy, which failed: {e!r}", ev["type"])
             return
@@ -712,6 +790,15 @@ class Verification:
         else:
             self.expect("bot.decision", i, "category", value, ev["category"])
         self.passed("bot.decision")
+
+
+def abandoner(ev: dict, humans: list) -> str:
+    """Who abandoned, in words (the verifier's output names an abandon by the server)."""
+    if ev["seat"] is not None:
+        return f"seat {ev['seat']}"
+    if ev.get("reason") == "timeout":
+        return "THE SERVER, on a timeout"
+    return "the operator" if not humans else "THE SERVER"
 
 
 def verify_document(doc, file: str, **options) -> Result:

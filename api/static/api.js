@@ -1,12 +1,19 @@
 // A small client for the fairdice HTTP API (/v1, errors as application/problem+json).
-// Paths are relative so the page also works behind a path prefix.
+// Paths are relative so the page also works behind a path prefix. Refusals are thrown as ApiProblem with
+// the server's stable `code`; the page words them from its catalogue, never showing the server's English.
+
+/** Longest wait for a Retry-After this client honours by itself (a longer one goes to the caller). */
+const MAX_SILENT_WAIT = 5;
+const BUSY_ATTEMPTS = 3;
 
 export class ApiProblem extends Error {
-  constructor(status, problem) {
+  constructor(status, problem, retryAfter = null) {
     super((problem && (problem.detail || problem.title)) || `HTTP ${status}`);
     this.status = status;
     this.problem = problem || {};
-    this.code = this.problem.code || null;
+    this.code = this.problem.code || (status === 0 ? "network_error" : null);
+    /** seconds the server asked to wait before trying again (Retry-After), or null */
+    this.retryAfter = retryAfter;
   }
 }
 
@@ -16,38 +23,56 @@ function randomKey() {
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-async function request(method, path, { body, token, idempotent = false } = {}) {
+/** Retry-After in seconds (delta-seconds or an HTTP date), or null. */
+export function retryAfterSeconds(value, now = Date.now()) {
+  if (value === null || value === undefined || value === "") return null;
+  if (/^\s*\d+\s*$/.test(value)) return Number(value);
+  const when = Date.parse(value);
+  return Number.isNaN(when) ? null : Math.max(0, Math.ceil((when - now) / 1000));
+}
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+async function parseBody(resp) {
+  const text = await resp.text();
+  try {
+    return { text, doc: text ? JSON.parse(text) : null };
+  } catch {
+    return { text, doc: null };
+  }
+}
+
+async function request(method, path, { body, token, idempotent = false, raw = false } = {}) {
   const headers = { Accept: "application/json, application/problem+json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
-  if (idempotent) headers["Idempotency-Key"] = randomKey();
+  if (idempotent) headers["Idempotency-Key"] = randomKey(); // the same key on every attempt: one move, once
   const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" };
-  let resp;
-  // A command carries an Idempotency-Key, so it can be sent again safely when the network drops.
+  const retriesOnNetwork = idempotent || method === "GET" ? 2 : 0;
   for (let attempt = 0; ; attempt++) {
+    let resp;
     try {
       resp = await fetch(path, init);
-      if (resp.status === 503 && attempt < 3) {
-        await new Promise((r) => setTimeout(r, 300 * (attempt + 1)));
-        continue;
-      }
-      break;
-    } catch (err) {
-      if (attempt >= (idempotent || method === "GET" ? 2 : 0)) {
-        throw new ApiProblem(0, { title: "Network error", detail: "The server cannot be reached. Check your connection and try again." });
-      }
-      await new Promise((r) => setTimeout(r, 400 * (attempt + 1)));
+    } catch {
+      if (attempt >= retriesOnNetwork) throw new ApiProblem(0, { code: "network_error" });
+      await sleep(400 * (attempt + 1));
+      continue;
     }
+    if (resp.ok) {
+      const { text, doc } = await parseBody(resp);
+      return raw ? text : doc; // raw: exactly as served (the verifier parses it strictly)
+    }
+    const { doc } = await parseBody(resp);
+    const wait = retryAfterSeconds(resp.headers.get("Retry-After"));
+    const problem = doc || { title: resp.statusText };
+    // a busy server asks for a short pause: wait as long as it says, a few times, before giving up
+    const busy = resp.status === 503 && problem.code !== "engine_warming_up";
+    if (busy && wait !== null && wait <= MAX_SILENT_WAIT && attempt < BUSY_ATTEMPTS - 1) {
+      await sleep(wait * 1000);
+      continue;
+    }
+    throw new ApiProblem(resp.status, problem, wait);
   }
-  const text = await resp.text();
-  let doc = null;
-  try {
-    doc = text ? JSON.parse(text) : null;
-  } catch {
-    doc = null;
-  }
-  if (!resp.ok) throw new ApiProblem(resp.status, doc || { title: resp.statusText });
-  return doc;
 }
 
 const g = (id) => `v1/games/${encodeURIComponent(id)}`;
@@ -58,8 +83,14 @@ export const api = {
   keys: () => request("GET", "v1/keys"),
   openapi: () => request("GET", "openapi.json"),
   create: (body) => request("POST", "v1/games", { body }),
-  state: (id, since) => request("GET", g(id) + (since ? `?since=${since}` : "")),
+  /** the game now; `since`: only the events from that index on; `limit` 0: no events (a cheap freshness check) */
+  state: (id, since = 0, limit = null) => {
+    const query = [since ? `since=${since}` : "", limit !== null ? `limit=${limit}` : ""].filter(Boolean).join("&");
+    return request("GET", g(id) + (query ? `?${query}` : ""));
+  },
   log: (id) => request("GET", `${g(id)}/log`),
+  /** the log's text exactly as served, for verification (JSON.parse would keep the last of two equal keys) */
+  logText: (id) => request("GET", `${g(id)}/log`, { raw: true }),
   hint: (id, token) => request("GET", `${g(id)}/hint`, { token }),
   clientSeed: (id, token, clientSeed) =>
     request("POST", `${g(id)}/client-seed`, { token, body: { client_seed: clientSeed }, idempotent: true }),

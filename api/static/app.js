@@ -1,1137 +1,915 @@
-// fairdice game page: lobby, board, end screen with in-browser verification.
-// Plain ES modules, no build step, no third-party code: works offline.
+// fairdice game page: the controller that ties the parts together (main.js starts it).
+//   api.js       HTTP (problems with stable codes, Retry-After)      store.js   what this browser keeps
+//   i18n.js      the catalogues (i18n/en.js, i18n/zh.js)             rules.js   the rule sets as data
+//   state.js     the board's view, pure                              board.js   drawing the game screen
+//   lobby.js     drawing the lobby                                   report.js  drawing a verification
+//   verification.js  receipts and checking logs (verify.js)          dialogs.js rules, how it works, yes/no
+// Importing this module does nothing; `new App().boot()` starts the page.
 
 import { api, ApiProblem } from "./api.js";
 import { store } from "./store.js";
-import { RULES, GENERAL, BOT_INFO, mergeRules } from "./rules.js";
-import { verifyLog } from "./verify.js";
+import { chooseLanguage, translator } from "./i18n.js";
+import { $, $$, applyTexts, h } from "./dom.js";
+import { boxLabel, mergeRules, rulesName } from "./rules.js";
+import { applyEvent, blankView, canHold, isTurnOf, MAX_ROLLS, newEvents, outcomeOf, viewOf } from "./state.js";
+import { botName, makeDice, renderBoard, renderBoxes, renderControls, renderDice, renderMoves, seatLabel, speaker } from "./board.js";
+import { lobbyChoices, renderChoices, renderRecords } from "./lobby.js";
+import { renderNotLog, renderReport } from "./report.js";
+import { check, CommitmentRejected, fileBytes, gameIdOf, makeReceipt } from "./verification.js";
+import { askConfirm, renderHow, renderRules } from "./dialogs.js";
+import { clientSeedValid, parseStrictJSON, seatNameValid } from "./verify.js";
 
-// ------------------------------------------------------------------ helpers
-
-const $ = (sel, root = document) => root.querySelector(sel);
-const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
-
-/** h("div.cls#id", {attr: v, onclick: fn}, ...children): build DOM without innerHTML. */
-function h(spec, attrs, ...children) {
-  const [, tag = "div", rest = ""] = spec.match(/^([a-z0-9]*)(.*)$/i);
-  const el = document.createElement(tag || "div");
-  for (const part of rest.match(/[.#][^.#]+/g) || []) {
-    if (part[0] === ".") el.classList.add(part.slice(1));
-    else el.id = part.slice(1);
-  }
-  if (attrs && (typeof attrs !== "object" || attrs instanceof Node || Array.isArray(attrs))) {
-    children.unshift(attrs);
-    attrs = null;
-  }
-  for (const [k, v] of Object.entries(attrs || {})) {
-    if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
-    else if (k === "class") el.className += " " + v;
-    else if (k === "text") el.textContent = v;
-    else el.setAttribute(k, v === true ? "" : v);
-  }
-  for (const c of children.flat(Infinity)) {
-    if (c === null || c === undefined || c === false) continue;
-    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
-  }
-  return el;
-}
-
+const SPEEDS = { normal: { step: 650, tumble: 420 }, quick: { step: 140, tumble: 90 }, off: { step: 0, tumble: 0 } };
+const DEFAULT_ENGINE_WAIT = 15; // seconds, when a warming-up answer names no Retry-After
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-function randomSeed() {
+export function randomSeed() {
   const b = new Uint8Array(16);
   crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
 }
 
-function validSeed(s) {
-  if (!s || [...s].length > 256) return false;
-  // printable: no control, format, separator (other than the space) or unassigned characters
-  return !/[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Co}\p{Cn}]|[\p{Zs}--[ ]]/v.test(s);
+/** A problem from the server (by its code), a refused commitment, or a failure of this page, in words. */
+export function problemText(t, err) {
+  if (err instanceof ApiProblem) {
+    const key = `problem.${err.code}`;
+    return err.code && t.has(key) ? t.t(key) : t.t("problem.other", { code: err.code || `HTTP ${err.status}` });
+  }
+  if (err instanceof CommitmentRejected) return t.t("problem.commitment_rejected");
+  return t.t("toast.unexpected", { detail: (err && err.message) || String(err) });
 }
 
-let toastTimer = null;
-function toast(message, kind = "error") {
-  const el = $("#toast");
-  el.textContent = message;
-  el.className = `toast show ${kind}`;
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { el.className = "toast"; }, 6000);
+/** The server's hint (GET /v1/games/{id}/hint) in words: {hold?, category?, text}. */
+export function describeHint(t, doc, view, rules) {
+  const best = doc && (doc.best || (doc.alternatives || [])[0]);
+  if (!best) return null;
+  const value = typeof best.value === "number"
+    ? t.t(doc.value_kind === "expected_turn_points" ? "hint.valueTurn" : "hint.valueFinal", { value: best.value }) : "";
+  const withValue = (text) => (value ? `${text} ${value}` : text);
+  if (best.action === "score") {
+    return { category: best.category, text: withValue(t.t("hint.score", { box: boxLabel(t, rules, best.category), points: best.points })) };
+  }
+  if (!view.rolls_made) return { hold: [], text: withValue(t.t("hint.roll")) };
+  const hold = Array.isArray(best.hold) ? best.hold : [];
+  const dice = hold.map((p) => view.dice[p]).join(" ");
+  return { hold, text: withValue(hold.length ? t.t("hint.hold", { dice }) : t.t("hint.rerollAll")) };
 }
 
-function problemText(err) {
-  if (err instanceof ApiProblem) return err.message;
-  return `Something went wrong: ${err && err.message ? err.message : err}`;
-}
+export class App {
+  constructor() {
+    this.t = translator("en");
+    this.rules = mergeRules(null);
+    this.bots = null; // [{id, level, description}] from the server, null when unknown
+    this.trustedKeys = [];
+    this.hintRoute = null; // true / false / null (unknown)
+    this.session = null; // the game this browser plays: {game_id, token, seat, rules, opponent, created, receipt?}
+    this.created = null; // the POST /v1/games answer while the client seed is not sent
+    this.view = null; // the board (state.js): the server's last answer, or a step of playing one out
+    this.ui = { held: new Set(), busy: false, animating: false, hint: null, highlight: null };
+    this.verified = null; // {report, names, rules} of the finished game, kept to redraw in another language
+    this.waiting = null; // the optimal engine's warm-up: {timer, until}
+  }
 
-const SPEEDS = { normal: { step: 650, tumble: 420 }, quick: { step: 140, tumble: 90 }, off: { step: 0, tumble: 0 } };
-function speed() {
-  const fromUrl = new URLSearchParams(location.search).get("speed");
-  return SPEEDS[fromUrl] || SPEEDS[store.prefs().speed] || SPEEDS.normal;
-}
+  // ---------------------------------------------------------------- start
 
-// ------------------------------------------------------------------ app state
+  async boot() {
+    this.setLanguage(chooseLanguage(navigator.languages, store.prefs().lang), false);
+    this.wire();
+    const [rules, bots, keys] = await Promise.allSettled([api.rules(), api.bots(), api.keys()]);
+    if (rules.status === "fulfilled") this.rules = mergeRules(rules.value);
+    if (bots.status === "fulfilled") this.bots = bots.value.bots || [];
+    if (keys.status === "fulfilled") this.trustedKeys = (keys.value.keys || []).map((k) => k.public_key);
+    if (rules.status === "rejected") this.toast(this.t.t("toast.offline"));
+    const current = store.current();
+    if (current) {
+      await this.openGame(current);
+      if (document.body.dataset.screen !== "loading") return;
+    }
+    this.showLobby();
+  }
 
-const S = {
-  rules: mergeRules(null),
-  bots: null, // [{id, level, description}] from the server, null when unknown
-  trustedKeys: [],
-  hintRoute: null, // true / false / null (unknown)
-  game: null, // {game_id, token, seat, rules, opponent, client_seed}
-  created: null, // the POST /v1/games answer while the client seed is not sent
-  state: null, // last state from the server
-  view: null, // what the board shows (the state, or a step of an animation)
-  held: new Set(),
-  busy: false,
-  animating: false,
-  highlight: null, // {seat, category}
-  hint: null,
-  events: [], // every event of the game so far (as far as the board has played them out)
-  verified: null, // verification report of the finished game
-  log: null,
-};
+  /** Speak `lang` from now on: the static texts, the screen shown, open dialogs; `save`: remember it. */
+  setLanguage(lang, save = true) {
+    const t = (this.t = translator(lang));
+    if (save) store.setPrefs({ lang: t.lang });
+    document.documentElement.lang = t.tag;
+    document.title = t.t("app.title");
+    $("meta[name=description]").setAttribute("content", t.t("app.description"));
+    applyTexts(document, t.t);
+    const other = $("#nav-lang");
+    other.textContent = t.t("nav.otherLanguage");
+    other.lang = t.t("nav.otherLanguageTag");
+    other.title = t.t("nav.otherLanguageTitle");
+    $("#player-name").placeholder = t.t("prefs.namePlaceholder");
+    if (document.body.dataset.screen === "lobby") this.renderLobby(true);
+    if (this.view && document.body.dataset.screen === "game") this.render();
+    if (this.view && this.view.final) this.renderResult(this.view);
+    if (this.verified) this.showReport(this.verified);
+    if (this.waiting) this.showPreparing();
+    if ($("#rules-dialog").open) renderRules(t, this.rules, $("#rules-body").dataset.rules);
+    renderHow(t);
+  }
 
-function show(section) {
-  for (const id of ["loading", "lobby", "game"]) $("#" + id).hidden = id !== section;
-  document.body.dataset.screen = section;
-}
+  show(section) {
+    for (const id of ["loading", "lobby", "game"]) $(`#${id}`).hidden = id !== section;
+    document.body.dataset.screen = section;
+    window.scrollTo(0, 0); // a new screen starts at its top, wherever the last one was scrolled to
+  }
 
-// ------------------------------------------------------------------ lobby
+  toast(message, kind = "error") {
+    const el = $("#toast");
+    el.textContent = message;
+    el.className = `toast show ${kind}`;
+    clearTimeout(this.toastTimer);
+    this.toastTimer = setTimeout(() => { el.className = "toast"; }, 6000);
+  }
 
-function renderLobby() {
-  const saved = store.lobby();
-  const choice = (name, value, title, sub, text, disabled = false) => h("label.choice", { class: disabled ? "disabled" : "" },
-    h("input", { type: "radio", name, value, checked: saved[name] === value && !disabled, disabled }),
-    h("span.choice-body", h("span.choice-title", title, sub ? h("span.badge", sub) : null), text ? h("span.choice-text", text) : null));
+  toastProblem(err) {
+    this.toast(problemText(this.t, err));
+  }
 
-  const rulesBox = $("#rules-choices");
-  rulesBox.replaceChildren(...Object.values(S.rules).map((r) => choice("rules", r.id, r.name,
-    `${r.categories.length} boxes`, r.blurb || r.summary)));
-  rulesBox.append(h("button.link", { type: "button", onclick: () => openRules($("input[name=rules]:checked")?.value) },
-    "Read the full rules"));
+  speed() {
+    const fromUrl = new URLSearchParams(location.search).get("speed");
+    return SPEEDS[fromUrl] || SPEEDS[store.prefs().speed] || SPEEDS.normal;
+  }
 
-  const available = S.bots ? S.bots.map((b) => b.id) : ["greedy", "ev"];
-  const botIds = [...new Set([...Object.keys(BOT_INFO), ...available])];
-  $("#opponent-choices").replaceChildren(
-    ...botIds.map((id) => {
-      const info = BOT_INFO[id] || { name: id, level: "", text: "" };
-      const srv = S.bots && S.bots.find((b) => b.id === id);
-      const missing = !available.includes(id);
-      return choice("opponent", id, info.name, missing ? "soon" : (srv && srv.level) || info.level,
-        missing ? "Not available on this server yet." : info.text || (srv && srv.description), missing);
-    }),
-    choice("opponent", "solo", "Solitaire", "solo", "Just you: beat your own best score."));
-  if (!$("input[name=opponent]:checked")) $("input[name=opponent][value=ev]").checked = true;
-  if (!$("input[name=rules]:checked")) $("input[name=rules][value=classic13]").checked = true;
-  $$("input[name=first]").forEach((i) => { i.checked = i.value === saved.first; });
-  if (!$("input[name=first]:checked")) $("input[name=first][value=me]").checked = true;
-  $("#player-name").value = store.prefs().name || "You";
-  $("#speed").value = store.prefs().speed || "normal";
-  if (!$("#client-seed").value) $("#client-seed").value = randomSeed();
-  syncLobby();
-  renderRecords();
-}
+  // ---------------------------------------------------------------- lobby
 
-function syncLobby() {
-  const solo = $("input[name=opponent]:checked")?.value === "solo";
-  $("#first-field").disabled = solo || !!S.created;
-  $("#first-field").classList.toggle("muted", solo);
-  const seed = $("#client-seed").value;
-  const ok = validSeed(seed);
-  $("#seed-error").hidden = ok;
-  $("#client-seed").setAttribute("aria-invalid", ok ? "false" : "true");
-  $("#start-btn").disabled = !ok || S.busy;
-}
+  showLobby() {
+    store.clearCurrent();
+    this.session = null;
+    this.view = null;
+    this.verified = null;
+    this.created = null;
+    this.show("lobby");
+    this.renderLobby();
+    this.resetLobby();
+  }
 
-function lobbyChoices() {
-  return {
-    rules: $("input[name=rules]:checked").value,
-    opponent: $("input[name=opponent]:checked").value,
-    first: $("input[name=first]:checked").value,
-  };
-}
+  /** `keep`: keep the choices on the form (a language change), else those saved. */
+  renderLobby(keep = false) {
+    const saved = keep && $("input[name=rules]:checked") ? lobbyChoices() : store.lobby();
+    renderChoices({ t: this.t, rules: this.rules, bots: this.bots, saved,
+      onRules: () => this.openRules($("input[name=rules]:checked")?.value) });
+    $("#player-name").value = store.prefs().name || "";
+    $("#speed").value = store.prefs().speed || "normal";
+    if (!$("#client-seed").value) $("#client-seed").value = randomSeed();
+    this.syncLobby();
+    this.renderRecords();
+  }
 
-function renderRecords() {
-  const recs = store.records();
-  const rows = Object.values(S.rules).map((r) => {
-    const x = recs[r.id];
-    return h("tr", h("th", { scope: "row" }, r.name),
-      h("td", x ? String(x.games + (x.solo_games || 0)) : "0"),
-      h("td", x ? `${x.wins}–${x.draws}–${x.losses}` : "–"),
-      h("td", x && x.best !== null ? String(x.best) : "–"));
-  });
-  $("#records-body").replaceChildren(...rows);
-  const recent = store.recent().slice(0, 6);
-  $("#recent").hidden = !recent.length;
-  $("#recent-list").replaceChildren(...recent.map((g) => h("li",
-    h("button.link", { type: "button", onclick: () => openGame(g) },
-      `${S.rules[g.rules]?.name || g.rules} · ${g.opponent === "solo" ? "solo" : "vs " + g.opponent}`),
-    h("span.muted", ` ${g.result || "in progress"} · ${new Date(g.created).toLocaleDateString()}`))));
-}
+  renderRecords() {
+    renderRecords({ t: this.t, rules: this.rules, records: store.records(), recent: store.recent(),
+      onOpen: (g) => this.openGame(g) });
+  }
 
-async function createGame(ev) {
-  ev.preventDefault();
-  if (S.busy) return;
-  const c = lobbyChoices();
-  const name = ($("#player-name").value || "You").trim().slice(0, 40) || "You";
-  store.setPrefs({ name });
-  store.setLobby(c);
-  const seats = [{ type: "human", name }];
-  if (c.opponent !== "solo") seats.push({ type: "bot", bot: c.opponent });
-  const first = c.opponent === "solo" ? 0 : c.first === "me" ? 0 : c.first === "bot" ? 1 : "random";
-  setBusy(true);
-  try {
-    const created = await api.create({ rules: c.rules, seats, first });
-    const token = created.tokens.find((t) => t.seat === 0) || created.tokens[0];
-    S.created = created;
-    S.game = { game_id: created.game_id, token: token.token, seat: 0, rules: c.rules, opponent: c.opponent,
+  syncLobby() {
+    const solo = $("input[name=opponent]:checked")?.value === "solo";
+    $("#first-field").disabled = solo || !!this.created;
+    $("#first-field").classList.toggle("muted", solo);
+    const ok = clientSeedValid($("#client-seed").value);
+    $("#seed-error").hidden = ok;
+    $("#client-seed").setAttribute("aria-invalid", ok ? "false" : "true");
+    $("#start-btn").disabled = !ok || this.ui.busy;
+    $("#create-btn").disabled = this.ui.busy || !!this.waiting;
+  }
+
+  playerName() {
+    return ($("#player-name").value || "").trim().slice(0, 40) || this.t.t("player.defaultName");
+  }
+
+  async createGame(ev) {
+    if (ev) ev.preventDefault();
+    if (this.ui.busy) return;
+    const c = lobbyChoices();
+    const name = this.playerName();
+    if (!seatNameValid(name)) return this.toast(this.t.t("problem.invalid_seats"));
+    store.setPrefs({ name: ($("#player-name").value || "").trim() });
+    store.setLobby(c);
+    const seats = [{ type: "human", name }];
+    if (c.opponent !== "solo") seats.push({ type: "bot", bot: c.opponent });
+    const first = c.opponent === "solo" ? 0 : c.first === "me" ? 0 : c.first === "bot" ? 1 : "random";
+    this.setBusy(true);
+    try {
+      this.onCreated(await api.create({ rules: c.rules, seats, first }), c);
+    } catch (err) {
+      if (err instanceof ApiProblem && err.code === "engine_warming_up") this.waitForEngine(err.retryAfter);
+      else this.toastProblem(err);
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  /** The optimal bot's tables are being built: say so, and ask again when the server said to. */
+  waitForEngine(retryAfter) {
+    const seconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : DEFAULT_ENGINE_WAIT;
+    this.stopWaiting();
+    this.waiting = { until: Date.now() + seconds * 1000 };
+    this.waiting.timer = setInterval(() => this.tickWaiting(), 1000);
+    for (const el of $$("#lobby-form fieldset.setup")) el.disabled = true;
+    $("#cancel-btn").hidden = false;
+    this.showPreparing();
+    this.syncLobby();
+  }
+
+  tickWaiting() {
+    if (!this.waiting) return;
+    if (Date.now() < this.waiting.until) return this.showPreparing();
+    this.stopWaiting(false);
+    this.createGame();
+  }
+
+  showPreparing() {
+    const left = Math.max(0, Math.ceil((this.waiting.until - Date.now()) / 1000));
+    $("#preparing").hidden = false;
+    $("#preparing-title").textContent = this.t.t("preparing.title");
+    $("#preparing-text").textContent = this.t.t("preparing.text", { seconds: left });
+  }
+
+  /** `reset`: give the form back (the player cancelled), else keep it as it is (a retry follows). */
+  stopWaiting(reset = true) {
+    if (this.waiting) clearInterval(this.waiting.timer);
+    const was = !!this.waiting;
+    this.waiting = null;
+    $("#preparing").hidden = true;
+    if (was && reset) this.resetLobby();
+  }
+
+  onCreated(created, choices) {
+    this.stopWaiting(false);
+    const token = created.tokens.find((x) => x.seat === 0) || created.tokens[0];
+    this.created = created;
+    this.session = { game_id: created.game_id, token: token.token, seat: 0, rules: choices.rules, opponent: choices.opponent,
       created: Date.now(), commitment: created.commitment, seed_draft: $("#client-seed").value };
-    store.setCurrent(S.game);
-    store.remember(S.game);
-    showCommitment(created);
-  } catch (err) {
-    toast(problemText(err));
-  } finally {
-    setBusy(false);
+    store.setCurrent(this.session);
+    store.remember(this.session);
+    this.showCommitment(created);
   }
-}
 
-function showCommitment(created) {
-  $("#lobby-form").classList.add("committed");
-  for (const el of $$("#lobby-form fieldset.setup")) el.disabled = true;
-  $("#commit-card").hidden = false;
-  $("#commitment").textContent = created.commitment;
-  $("#commit-key").textContent = created.key_id;
-  $("#create-btn").hidden = true;
-  $("#start-btn").hidden = false;
-  $("#cancel-btn").hidden = false;
-  syncLobby();
-  $("#commit-card").scrollIntoView({ block: "nearest", behavior: "smooth" });
-  $("#client-seed").focus();
-}
-
-function resetLobby() {
-  S.created = null;
-  $("#lobby-form").classList.remove("committed");
-  for (const el of $$("#lobby-form fieldset.setup")) el.disabled = false;
-  $("#commit-card").hidden = true;
-  $("#create-btn").hidden = false;
-  $("#start-btn").hidden = true;
-  $("#cancel-btn").hidden = true;
-  $("#client-seed").value = randomSeed();
-  syncLobby();
-}
-
-async function sendSeed() {
-  const seed = $("#client-seed").value;
-  if (!validSeed(seed) || S.busy) return;
-  setBusy(true);
-  try {
-    const st = await api.clientSeed(S.game.game_id, S.game.token, seed);
-    S.game.client_seed = seed;
-    store.setCurrent(S.game);
-    S.created = null;
-    resetLobby();
-    const before = { ...st, events: [], seats: st.seats.map((s) => ({ ...s, card: Object.fromEntries(Object.keys(s.card).map((k) => [k, null])), yahtzee_bonus: 0, totals: { upper: 0, upper_bonus: 0, lower: 0, yahtzee_bonus: 0, total: 0 } })), dice: [], rolls_made: 0, rolls_left: 0, options: {}, status: "playing", final: null, current_seat: null };
-    enterGame(before);
-    await applyReply(st);
-  } catch (err) {
-    toast(problemText(err));
-  } finally {
-    setBusy(false);
+  showCommitment(created) {
+    $("#lobby-form").classList.add("committed");
+    for (const el of $$("#lobby-form fieldset.setup")) el.disabled = true;
+    $("#commit-card").hidden = false;
+    $("#commitment").textContent = created.commitment;
+    $("#commit-key").textContent = created.key_id;
+    $("#create-btn").hidden = true;
+    $("#start-btn").hidden = false;
+    $("#cancel-btn").hidden = false;
+    this.syncLobby();
+    $("#commit-card").scrollIntoView({ block: "nearest" });
+    $("#client-seed").focus();
   }
-}
 
-async function cancelCreated() {
-  if (!S.game) return resetLobby();
-  try {
-    await api.abandon(S.game.game_id, S.game.token);
-  } catch {
-    // nothing was played; forgetting it locally is enough
+  resetLobby() {
+    this.created = null;
+    $("#lobby-form").classList.remove("committed");
+    for (const el of $$("#lobby-form fieldset.setup")) el.disabled = false;
+    $("#commit-card").hidden = true;
+    $("#preparing").hidden = !this.waiting;
+    $("#create-btn").hidden = false;
+    $("#start-btn").hidden = true;
+    $("#cancel-btn").hidden = !this.waiting;
+    $("#client-seed").value = randomSeed();
+    this.syncLobby();
   }
-  store.update(S.game.game_id, { result: "cancelled" });
-  store.clearCurrent();
-  S.game = null;
-  resetLobby();
-  renderRecords();
-}
 
-// ------------------------------------------------------------------ game: loading and rendering
+  /** The signed header to keep in the receipt: from the creation answer, or from the log so far. */
+  async signedHeader() {
+    if (this.created && this.created.header) return this.created;
+    return parseStrictJSON(await api.logText(this.session.game_id));
+  }
 
-async function openGame(entry) {
-  setBusy(true);
-  try {
-    const st = await api.state(entry.game_id);
-    S.game = { ...entry };
-    if (st.status === "awaiting_client_seed") {
-      store.setCurrent(S.game);
-      show("lobby");
-      renderLobby();
-      const rulesInput = $(`input[name=rules][value="${entry.rules}"]`);
-      if (rulesInput) rulesInput.checked = true;
-      const opp = $(`input[name=opponent][value="${entry.opponent}"]`);
-      if (opp) opp.checked = true;
-      S.created = { commitment: st.commitment, key_id: st.key_id };
-      if (entry.seed_draft) $("#client-seed").value = entry.seed_draft;
-      showCommitment(S.created);
+  async sendSeed() {
+    const seed = $("#client-seed").value;
+    if (!clientSeedValid(seed) || this.ui.busy) return;
+    this.setBusy(true);
+    try {
+      const s = this.session;
+      s.receipt = await makeReceipt({ signed: await this.signedHeader(), gameId: s.game_id, seat: s.seat,
+        commitment: s.commitment, trustedKeys: this.trustedKeys, seed });
+      store.setCurrent(s); // kept before the seed goes out: a reload resends this very seed
+      store.update(s.game_id, { receipt: s.receipt });
+      const st = await api.clientSeed(s.game_id, s.token, seed);
+      s.client_seed = seed;
+      store.setCurrent(s);
+      this.resetLobby();
+      this.enterGame(blankView(st));
+      await this.applyAnswer(st);
+    } catch (err) {
+      this.toastProblem(err);
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  async cancel() {
+    if (this.waiting) return this.stopWaiting();
+    if (!this.session) return this.resetLobby();
+    try {
+      await api.abandon(this.session.game_id, this.session.token);
+    } catch {
+      // nothing was played; forgetting it here is enough
+    }
+    store.update(this.session.game_id, { result: { outcome: "cancelled" } });
+    store.clearCurrent();
+    this.session = null;
+    this.resetLobby();
+    this.renderRecords();
+  }
+
+  // ---------------------------------------------------------------- the game: loading and drawing
+
+  async openGame(entry) {
+    this.setBusy(true);
+    try {
+      const st = await api.state(entry.game_id);
+      this.session = { ...entry };
+      if (st.status === "awaiting_client_seed") return this.resumeCommitted(entry, st);
+      store.setCurrent(this.session); // until "New game": a reload shows this game again
+      this.enterGame(viewOf(st));
+      if (st.final) await this.finishGame(this.view);
+    } catch (err) {
+      if (err instanceof ApiProblem && err.status === 404) {
+        this.toast(this.t.t("toast.gone"));
+        store.update(entry.game_id, { result: { outcome: "gone" } });
+        if (store.current()?.game_id === entry.game_id) store.clearCurrent();
+        this.showLobby();
+      } else {
+        this.toastProblem(err);
+        if (!this.view) this.showLobby();
+      }
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  /** A game created but whose seed was not sent yet: back to that step of the lobby. */
+  resumeCommitted(entry, st) {
+    store.setCurrent(this.session);
+    this.show("lobby");
+    this.renderLobby();
+    const pick = (name, value) => { const el = $(`input[name=${name}][value="${value}"]`); if (el) el.checked = true; };
+    pick("rules", entry.rules);
+    pick("opponent", entry.opponent);
+    this.created = { commitment: st.commitment, key_id: st.key_id };
+    if (entry.seed_draft) $("#client-seed").value = entry.seed_draft;
+    this.showCommitment(this.created);
+  }
+
+  enterGame(view) {
+    this.view = view;
+    this.ui = { held: new Set(), busy: this.ui.busy, animating: false, hint: null, highlight: null };
+    this.verified = null;
+    $("#result").hidden = true;
+    $("#fairness").hidden = true;
+    $("#play").hidden = false;
+    $(".table-area").classList.remove("over");
+    this.show("game");
+    this.render();
+    $("#game-title").focus({ preventScroll: true }); // focus stays in the page, at the top of the new screen
+    this.probeHint();
+  }
+
+  ctx() {
+    const rules = this.rules[this.view.rules] || { id: this.view.rules, upper_bonus: 0, yahtzee_bonus: 0, upper_threshold: 63,
+      categories: Object.keys(this.view.seats[0].card).map((id) => ({ id, section: "lower" })) };
+    return { t: this.t, rules, seat: this.session ? this.session.seat : 0, view: this.view, ...this.ui,
+      hintRoute: this.hintRoute, touch: matchMedia("(pointer: coarse)").matches };
+  }
+
+  els() {
+    return { game: $("#game"), title: $("#game-title"), round: $("#game-round"), commit: $("#game-commit"), abandon: $("#abandon-btn"),
+      dice: $("#dice"), roll: $("#roll-btn"), rollsLeft: $("#rolls-left"), hint: $("#hint-btn"), hintText: $("#hint-text"),
+      boxes: $("#boxes"), card: $("#scorecard"), strip: $("#scores-strip"), moves: $("#moves"), movesBox: $("#moves-box"),
+      status: $("#status") };
+  }
+
+  render() {
+    if (!this.view) return;
+    renderBoard(this.ctx(), this.els(), (id) => this.pick(id));
+    $("#keys-help").textContent = this.t.t("game.keys");
+  }
+
+  renderPlayControls() {
+    const ctx = this.ctx();
+    renderDice(ctx, $("#dice"));
+    renderControls(ctx, this.els());
+    renderBoxes(ctx, $("#boxes"), (id) => this.pick(id));
+  }
+
+  setBusy(b) {
+    this.ui.busy = b;
+    document.body.classList.toggle("busy", b);
+    if (this.view && !$("#game").hidden) this.renderPlayControls();
+    if (!$("#lobby").hidden) this.syncLobby();
+    if (!b) this.settleFocus();
+  }
+
+  /** At the start of the player's turn, focus that was lost (to the page, a box just filled) goes to Roll. */
+  settleFocus() {
+    const focus = document.activeElement;
+    const lost = !focus || focus === document.body || !focus.isConnected || focus.disabled || focus.id === "game-title";
+    if (lost && this.view && !$("#game").hidden && this.mine() && this.view.rolls_made === 0 && !this.ui.busy) {
+      $("#roll-btn").focus();
+    }
+  }
+
+  // ---------------------------------------------------------------- playing
+
+  mine() {
+    return isTurnOf(this.view, this.session ? this.session.seat : 0) && !this.ui.animating;
+  }
+
+  toggleHold(i) {
+    if (!this.mine() || this.ui.busy || !canHold(this.view, this.session.seat)) return;
+    if (this.ui.held.has(i)) this.ui.held.delete(i);
+    else this.ui.held.add(i);
+    renderDice(this.ctx(), $("#dice"));
+  }
+
+  async doRoll() {
+    const v = this.view;
+    if (!this.mine() || this.ui.busy || v.rolls_left <= 0) return;
+    const hold = v.rolls_made === 0 ? [] : [...this.ui.held].sort();
+    this.ui.hint = null;
+    this.ui.highlight = null;
+    await this.move(() => api.roll(this.session.game_id, this.session.token, hold));
+  }
+
+  pick(category) {
+    const v = this.view;
+    if (!this.mine() || this.ui.busy) return;
+    const opts = v.options || {};
+    const o = opts[category];
+    if (!o) return;
+    const worth = (x) => x.points + (x.yahtzee_bonus || 0);
+    const better = Object.entries(opts).filter(([, x]) => worth(x) > 0).sort((a, b) => worth(b[1]) - worth(a[1]));
+    if (worth(o) > 0 || !better.length) return this.doScore(category);
+    const t = this.t;
+    const rules = this.ctx().rules;
+    askConfirm(t.t("confirm.zeroTitle", { box: boxLabel(t, rules, category) }),
+      t.t("confirm.zeroText", { points: better[0][1].points, best: boxLabel(t, rules, better[0][0]), others: better.length - 1 }),
+      t.t("confirm.zeroOk")).then((yes) => { if (yes) this.doScore(category); });
+  }
+
+  async doScore(category) {
+    if (!this.mine() || this.ui.busy) return;
+    this.ui.hint = null;
+    await this.move(() => api.score(this.session.game_id, this.session.token, category));
+  }
+
+  /**
+   * Send one move and show its answer. First the board is checked against the server: a move made on an
+   * outdated board (the game moved on in another tab or device) is not sent, and the board catches up.
+   * A refused or lost move says why and reloads the game as stored.
+   */
+  async move(send) {
+    this.setBusy(true);
+    try {
+      if (!(await this.boardIsCurrent())) {
+        this.toast(this.t.t("toast.stale"), "info");
+        await this.catchUp();
+        return;
+      }
+      await this.applyAnswer(await send());
+    } catch (err) {
+      this.toastProblem(err);
+      await this.reload();
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  /** Whether the server's game has exactly the events this board has shown (a cheap request: no events). */
+  async boardIsCurrent() {
+    const st = await api.state(this.session.game_id, this.view.events.length, 0);
+    return st.event_count === this.view.events.length;
+  }
+
+  /** Play out the events this board has not seen (made elsewhere), then show the game as it is. */
+  async catchUp() {
+    if (!this.session || !this.view) return;
+    const st = await api.state(this.session.game_id, this.view.events.length);
+    this.ui.held.clear();
+    await this.applyAnswer(st);
+  }
+
+  /** The game as stored, drawn at once (after a refusal or a lost answer). */
+  async reload() {
+    if (!this.session) return;
+    try {
+      this.view = viewOf(await api.state(this.session.game_id));
+      this.ui.held.clear();
+      this.render();
+      if (this.view.final) await this.finishGame(this.view);
+    } catch {
+      // keep what is shown
+    }
+  }
+
+  /** Another tab of this browser moved in this game, or this tab comes back into view: catch up. */
+  async onElsewhere(gameId, eventCount) {
+    if (!this.session || !this.view || gameId !== this.session.game_id || this.ui.busy || this.ui.animating) return;
+    if (eventCount !== undefined && eventCount === this.view.events.length) return;
+    this.setBusy(true);
+    try {
+      if (!(await this.boardIsCurrent())) await this.catchUp();
+    } catch {
+      // the next move checks again
+    } finally {
+      this.setBusy(false);
+    }
+  }
+
+  /** A command's answer: play out its events on the board, then show the new state. */
+  async applyAnswer(answer) {
+    const events = newEvents(this.view, answer);
+    if (events === null) return this.reload(); // the board missed events: show the game as it is now
+    this.ui.animating = true;
+    try {
+      await this.playEvents(events);
+    } finally {
+      this.ui.animating = false;
+    }
+    this.view = viewOf(answer, this.view.events);
+    const seat = this.session.seat;
+    if (!canHold(this.view, seat)) this.ui.held.clear(); // nothing is held after the last roll or on a new turn
+    this.render();
+    this.settleFocus();
+    if (events.length) store.moved(this.session.game_id, this.view.event_count);
+    if (this.view.final) await this.finishGame(this.view);
+  }
+
+  async tumble(positions, ms) {
+    if (!ms || !positions.length || matchMedia("(prefers-reduced-motion: reduce)").matches) return; // no motion at all
+    const dice = $$("#dice .die");
+    for (const p of positions) dice[p].classList.add("tumbling");
+    const timer = setInterval(() => {
+      for (const p of positions) dice[p].dataset.face = String(1 + Math.floor(Math.random() * 6)); // cosmetic only
+    }, 70);
+    await sleep(ms);
+    clearInterval(timer);
+    for (const p of positions) dice[p].classList.remove("tumbling");
+  }
+
+  say(key, params) {
+    $("#status").textContent = this.t.t(key, params);
+  }
+
+  /** A bot's turn is played where the player looks: the dice stay in view. */
+  keepDiceInView() {
+    const r = $("#dice").getBoundingClientRect();
+    if (r.top < 0 || r.bottom > window.innerHeight) $("#dice").scrollIntoView({ block: "nearest" });
+  }
+
+  /** Step through events so the bot's turn (and the roll-off) is seen, not jumped over. */
+  async playEvents(events) {
+    for (const e of events) {
+      if (e.type === "start") await this.playStart(e);
+      else if (e.type === "roll") await this.playRoll(e);
+      else if (e.type === "score") await this.playScore(e);
+      else this.view = applyEvent(this.view, e, this.ctx().rules);
+    }
+  }
+
+  async playStart(e) {
+    const sp = this.speed();
+    const ctx = () => this.ctx();
+    for (const [n, round] of (e.rolloff || []).entries()) {
+      const stage = this.t.t("status.rolloffStage", { round: n + 1 });
+      for (const th of round) {
+        this.view = { ...this.view, status: "playing", dice: th.dice, current_seat: th.seat };
+        this.ui.held.clear();
+        this.say("status.rolloffThrowing", { stage, ...speaker(ctx(), th.seat) });
+        renderDice(ctx(), $("#dice"));
+        await this.tumble([0, 1, 2, 3, 4], sp.tumble);
+        renderDice(ctx(), $("#dice"));
+        this.say("status.rolloffThrew", { stage, ...speaker(ctx(), th.seat), sum: th.dice.reduce((a, b) => a + b, 0), dice: th.dice.join(" ") });
+        await sleep(sp.step * 1.4);
+      }
+    }
+    this.view = applyEvent(this.view, e, ctx().rules);
+    this.render();
+    this.say("status.first", speaker(ctx(), e.first));
+    await sleep(sp.step);
+  }
+
+  async playRoll(e) {
+    const sp = this.speed();
+    const mine = e.seat === this.session.seat;
+    const ctx = () => this.ctx();
+    const before = this.view.dice.length === 5 ? this.view.dice : [0, 0, 0, 0, 0];
+    if (!mine) {
+      this.ui.held = new Set(e.hold);
+      this.view = { ...this.view, current_seat: e.seat, turn: e.turn, dice: before, options: {} };
+      this.render();
+      this.keepDiceInView();
+      const who = speaker(ctx(), e.seat);
+      const step = { ...who, roll: e.roll, max: MAX_ROLLS };
+      if (e.roll > 1) {
+        this.say(e.hold.length ? "status.botHolds" : "status.botRerolls", { ...step, dice: e.hold.map((p) => before[p]).join(" ") });
+        await sleep(sp.step * 0.8);
+      } else this.say("status.botRolls", step);
+      $("#status").dataset.step = `${e.seat}:${e.turn}:${e.roll}`;
+    }
+    const rolling = [0, 1, 2, 3, 4].filter((p) => !e.hold.includes(p));
+    await this.tumble(rolling, mine ? Math.min(sp.tumble, 260) : sp.tumble);
+    this.view = applyEvent(this.view, e, ctx().rules);
+    renderDice(ctx(), $("#dice"));
+    renderMoves(ctx(), $("#moves"), $("#moves-box"));
+    if (!mine) {
+      this.say("status.botRolled", { ...speaker(ctx(), e.seat), dice: e.dice.join(" "), roll: e.roll, max: MAX_ROLLS });
+      await sleep(sp.step);
+    }
+  }
+
+  async playScore(e) {
+    const sp = this.speed();
+    const mine = e.seat === this.session.seat;
+    const ctx = this.ctx();
+    const extras = [e.yahtzee_bonus ? this.t.t("status.extraYahtzee", { bonus: e.yahtzee_bonus }) : "",
+      e.upper_bonus ? this.t.t("status.extraUpper", { bonus: e.upper_bonus }) : ""].join("");
+    this.view = applyEvent(this.view, e, ctx.rules);
+    this.ui.highlight = { seat: e.seat, category: e.category };
+    this.ui.held.clear();
+    this.render();
+    this.say("status.scored", { ...speaker(this.ctx(), e.seat), points: e.points, box: boxLabel(this.t, ctx.rules, e.category), extra: extras });
+    await sleep(mine ? Math.min(sp.step, 250) : sp.step * 1.3);
+  }
+
+  // ---------------------------------------------------------------- hints
+
+  async probeHint() {
+    if (this.hintRoute !== null) return;
+    try {
+      const doc = await api.openapi();
+      const paths = Object.keys((doc && doc.paths) || {});
+      if (paths.length) this.hintRoute = paths.some((p) => /\/hint$/.test(p));
+    } catch {
+      // unknown: the button stays, and hides itself on a 404
+    }
+    if (this.view) renderControls(this.ctx(), this.els());
+  }
+
+  async doHint() {
+    if (!this.mine() || this.ui.busy) return;
+    if (this.view.rolls_made === 0) {
+      this.ui.hint = { text: this.t.t("hint.rollFirst") };
+      return renderControls(this.ctx(), this.els());
+    }
+    this.setBusy(true);
+    try {
+      this.ui.hint = describeHint(this.t, await api.hint(this.session.game_id, this.session.token), this.view, this.ctx().rules);
+    } catch (err) {
+      if (err instanceof ApiProblem && [404, 405, 501].includes(err.status)) {
+        this.hintRoute = false;
+        this.toast(this.t.t("hint.unavailable"), "info");
+      } else if (err instanceof ApiProblem && err.code === "engine_warming_up") {
+        this.ui.hint = { text: this.t.t("hint.preparing") };
+      } else this.toastProblem(err);
+    } finally {
+      this.setBusy(false);
+      this.render();
+    }
+  }
+
+  async doAbandon() {
+    if (!this.session || this.ui.busy || !this.view || this.view.status !== "playing") return;
+    const t = this.t;
+    const yes = await askConfirm(t.t("confirm.abandonTitle"), t.t("confirm.abandonText"), t.t("confirm.abandonOk"));
+    if (yes) await this.move(() => api.abandon(this.session.game_id, this.session.token));
+  }
+
+  // ---------------------------------------------------------------- the end of the game
+
+  async finishGame(view) {
+    const seat = this.session ? this.session.seat : 0;
+    const result = outcomeOf(view.final, seat, view.seats.length);
+    let newBest = false;
+    if (this.session && view.final.status === "finished") {
+      newBest = store.record(view.game_id, view.rules, { solo: result.outcome === "solo", won: result.outcome === "won",
+        draw: result.outcome === "draw", score: result.score }).newBest;
+    }
+    if (this.session) store.update(view.game_id, { result: { outcome: result.outcome, score: result.score } });
+    this.newBest = newBest && view.final.status === "finished";
+    this.renderResult(view);
+    $("#result").hidden = false;
+    $("#play").hidden = true;
+    $(".table-area").classList.add("over");
+    $("#fairness").hidden = false;
+    $("#server-seed").textContent = view.final.server_seed;
+    $("#fair-commitment").textContent = view.commitment;
+    this.render();
+    $("#result-title").focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+    await this.runVerification(view.game_id);
+  }
+
+  renderResult(view) {
+    const t = this.t;
+    const ctx = this.ctx();
+    const seat = ctx.seat;
+    const fin = view.final;
+    const result = outcomeOf(fin, seat, view.seats.length);
+    const winner = result.winner !== undefined ? speaker(ctx, result.winner) : null;
+    const winnerName = !winner ? "" : winner.who === "bot" ? t.t("end.winnerBot", { name: winner.name }) : winner.name;
+    $("#result-title").textContent = t.t("end.title", { outcome: result.outcome, score: result.score, winner: winnerName });
+    $("#result").dataset.outcome = result.outcome;
+    const sub = [];
+    if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(fin.totals[i].total)}`).join(" · "));
+    if (this.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
+    $("#result-sub").textContent = sub.join(" — ");
+    const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]
+      .filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);
+    const names = { upper: "end.upper", upper_bonus: "end.upperBonus", lower: "end.lower", yahtzee_bonus: "end.yahtzeeBonus", total: "end.total" };
+    $("#result-table").replaceChildren(
+      h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", t.t("end.part"))), view.seats.map((s, i) => h("th", { scope: "col" }, seatLabel(ctx, i))))),
+      h("tbody", parts.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, t.t(names[p])),
+        fin.totals.map((x) => h("td", t.number(x[p])))))));
+  }
+
+  /** How to call seat `i` of a log: "You" for this browser's seat of its own game, a bot by its name. */
+  namesFor(log) {
+    const seats = (log && log.header && log.header.seats) || [];
+    const mineId = this.session && this.session.game_id;
+    return (i) => {
+      const s = seats[i];
+      if (log && log.header && log.header.game_id === mineId && i === this.session.seat) return this.t.t("seat.label", { who: "me" });
+      if (s && s.type === "bot" && s.bot) return this.t.t("seat.label", { who: "bot", name: botName(this.t, s.bot.id) });
+      return s ? s.name : `#${i}`;
+    };
+  }
+
+  /** The receipt kept for this game (the game being played, or one of the recent games), or null. */
+  receiptFor(gameId) {
+    if (this.session && this.session.game_id === gameId && this.session.receipt) return this.session.receipt;
+    const entry = store.recent().find((g) => g.game_id === gameId);
+    return (entry && entry.receipt) || null;
+  }
+
+  async runVerification(gameId) {
+    const t = this.t;
+    $("#verify-report").replaceChildren(h("p.muted", t.t("verify.checking")));
+    $("#verify-summary").textContent = t.t("verify.pending");
+    $("#fairness").dataset.verdict = "pending";
+    try {
+      const receipt = this.receiptFor(gameId);
+      const { report, notLog } = await check(await api.logText(gameId), { receipt, trustedKeys: this.trustedKeys });
+      if (notLog) throw new Error(t.t("verify.serverLogBroken"));
+      const log = report.document;
+      this.log = log;
+      $("#download-btn").disabled = false;
+      $("#receipt-btn").hidden = !receipt;
+      $("#verify-cmd").textContent = receipt ? `fairdice-verify --receipt ${receiptName(log)} ${fileName(log)}` : `fairdice-verify ${fileName(log)}`;
+      this.verified = { report, log };
+      this.showReport(this.verified);
+    } catch (err) {
+      $("#fairness").dataset.verdict = "fail";
+      $("#verify-summary").textContent = t.t("verify.couldNot");
+      $("#verify-report").replaceChildren(h("p.bad", problemText(t, err)));
+    }
+  }
+
+  showReport({ report, log }) {
+    renderReport({ t: this.t, box: $("#verify-report"), summaryEl: $("#verify-summary"), host: $("#fairness"), report,
+      names: this.namesFor(log), rules: this.rules[log.header.rules] });
+  }
+
+  download(doc, name) {
+    const blob = new Blob([JSON.stringify(doc, null, 1) + "\n"], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const a = h("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 2000);
+  }
+
+  // ---------------------------------------------------------------- dialogs
+
+  openRules(which) {
+    renderRules(this.t, this.rules, which || (this.view && this.view.rules));
+    $("#rules-dialog").showModal();
+  }
+
+  openVerifyDialog() {
+    $("#verify-paste").value = "";
+    $("#verify-out").replaceChildren();
+    $("#verify-dialog-summary").textContent = "";
+    delete $("#verify-dialog").dataset.verdict;
+    $("#verify-dialog").showModal();
+  }
+
+  /** Verify what the player pasted or chose (text or a file's bytes), held to a receipt this browser kept. */
+  async verifyInput(input) {
+    const out = $("#verify-out");
+    const summaryEl = $("#verify-dialog-summary");
+    const host = $("#verify-dialog");
+    const t = this.t;
+    if (typeof input === "string" && !input.trim()) {
+      summaryEl.textContent = t.t("verifyDialog.empty");
       return;
     }
-    store.setCurrent(S.game); // until "New game": a reload shows this game again
-    enterGame(st);
-    if (st.final) await finishGame(st);
-  } catch (err) {
-    if (err instanceof ApiProblem && err.status === 404) {
-      toast("That game is not on this server any more.");
-      store.update(entry.game_id, { result: "gone" });
-      if (store.current()?.game_id === entry.game_id) store.clearCurrent();
-      showLobbyScreen();
-    } else {
-      toast(problemText(err));
-      if (!S.state) showLobbyScreen();
+    try {
+      const text = typeof input === "string" ? input : decodeText(input);
+      const receipt = text === null ? null : this.receiptFor(gameIdOf(text));
+      const { report, notLog } = await check(input, { receipt, trustedKeys: this.trustedKeys });
+      if (notLog) return renderNotLog({ t, box: out, summaryEl, host, notLog });
+      renderReport({ t, box: out, summaryEl, host, report, names: this.namesFor(report.document),
+        rules: this.rules[report.document.header.rules] });
+    } catch (err) {
+      host.dataset.verdict = "fail";
+      summaryEl.textContent = t.t("notLog.title");
+      out.replaceChildren(h("p.bad", problemText(t, err)));
     }
-  } finally {
-    setBusy(false);
   }
-}
 
-function enterGame(st) {
-  S.state = st;
-  S.events = (st.events_from || 0) === 0 ? [...(st.events || [])] : [];
-  S.view = structuredClone(st);
-  S.held = new Set();
-  S.hint = null;
-  S.highlight = null;
-  S.verified = null;
-  $("#result").hidden = true;
-  $("#fairness").hidden = true;
-  $("#play").hidden = false;
-  $(".table-area").classList.remove("over");
-  show("game");
-  render();
-  probeHint();
-}
-
-function mySeat() {
-  return S.game ? S.game.seat : 0;
-}
-
-function seatName(view, seat) {
-  if (seat === mySeat()) return "You";
-  const s = view.seats[seat];
-  return s ? s.name : `seat ${seat}`;
-}
-
-function categoriesOf(view) {
-  const r = S.rules[view.rules];
-  if (r) return r.categories;
-  return Object.keys(view.seats[0].card).map((id) => ({ id, label: id.replace(/_/g, " "), section: "lower" }));
-}
-
-function myTurn(view = S.view) {
-  return view && view.status === "playing" && view.current_seat === mySeat() && !S.animating;
-}
-
-function render() {
-  const v = S.view;
-  if (!v) return;
-  const rules = S.rules[v.rules] || { name: v.rules };
-  $("#game-rules").textContent = rules.name;
-  const opp = v.seats.find((s, i) => i !== mySeat());
-  $("#game-opponent").textContent = opp ? `vs ${opp.name}` : "solitaire";
-  const me = v.seats[mySeat()];
-  const filled = Object.values(me.card).filter((x) => x !== null).length;
-  const total = Object.keys(me.card).length;
-  $("#game-round").textContent = v.status === "playing" ? `Turn ${Math.min(filled + 1, total)} of ${total}` : `${total} turns`;
-  $("#game-commit").textContent = v.commitment.slice(0, 10) + "…";
-  $("#game-commit").title = `Server commitment SHA-256(seed) = ${v.commitment}`;
-  $("#abandon-btn").hidden = v.status !== "playing";
-  renderDice();
-  renderControls();
-  renderScorecard();
-  renderMoves();
-}
-
-/** The last few turns, newest first: each roll's dice (held ones shaded) and the box filled. */
-function renderMoves() {
-  const v = S.view;
-  const groups = [];
-  let cur = null;
-  for (const e of S.events) {
-    if (e.type !== "roll" && e.type !== "score") continue;
-    if (!cur || cur.seat !== e.seat || cur.turn !== e.turn) {
-      cur = { seat: e.seat, turn: e.turn, rolls: [], score: null };
-      groups.push(cur);
-    }
-    if (e.type === "roll") cur.rolls.push(e);
-    else cur.score = e;
+  async verifyFile(file) {
+    const bytes = await fileBytes(file);
+    const text = decodeText(bytes);
+    $("#verify-paste").value = text !== null && text.length < 200_000 ? text : "";
+    await this.verifyInput(bytes);
   }
-  const list = $("#moves");
-  list.replaceChildren(...groups.slice(-6).reverse().map((g) => h("li", { class: g.seat === mySeat() ? "me" : "" },
-    h("span.who", `${seatName(v, g.seat)} · turn ${g.turn}`),
-    h("span.seq", g.rolls.map((r) => h("span.mini", (r.dice || []).map((d, p) =>
-      h("span.mini-die", { class: r.hold.includes(p) ? "kept" : "" }, String(d)))))),
-    g.score ? h("span.scored", `${catLabel(g.score.category)} ${g.score.points}${g.score.yahtzee_bonus ? ` +${g.score.yahtzee_bonus}` : ""}`)
-      : h("span.muted", "…"))));
-  $("#moves-box").hidden = !groups.length;
-}
 
-function renderDice() {
-  const v = S.view;
-  const hasDice = v.dice && v.dice.length === 5;
-  const mine = myTurn();
-  $$("#dice .die").forEach((btn, i) => {
-    const face = hasDice ? v.dice[i] : 0;
-    if (!btn.classList.contains("tumbling")) btn.dataset.face = String(face);
-    const held = S.held.has(i);
-    btn.classList.toggle("held", held);
-    btn.classList.toggle("blank", !hasDice);
-    btn.classList.toggle("hinted", !!(S.hint && S.hint.hold && S.hint.hold.includes(i)));
-    btn.setAttribute("aria-pressed", held ? "true" : "false");
-    btn.disabled = !(mine && hasDice && v.rolls_left > 0) || S.busy;
-    btn.setAttribute("aria-label", hasDice ? `Die ${i + 1}: ${face}${held ? ", held" : ""}` : `Die ${i + 1}: not rolled`);
-  });
-}
+  // ---------------------------------------------------------------- wiring
 
-function renderControls() {
-  const v = S.view;
-  const mine = myTurn();
-  const roll = $("#roll-btn");
-  roll.disabled = !(mine && v.rolls_left > 0) || S.busy;
-  $("#rolls-left").textContent = v.status === "playing" && v.current_seat === mySeat()
-    ? `${v.rolls_left} left` : "";
-  const hint = $("#hint-btn");
-  hint.hidden = S.hintRoute === false || v.status !== "playing";
-  hint.disabled = !mine || S.busy;
-  $("#hint-text").textContent = S.hint ? S.hint.text : "";
-  $("#hint-text").hidden = !S.hint;
-  if (!S.animating) $("#status").textContent = statusText(v);
-}
+  onKey(e) {
+    if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
+    if (document.querySelector("dialog[open]") || e.target.closest("input, textarea, select")) return;
+    if ($("#game").hidden) return;
+    if (e.key >= "1" && e.key <= "5") this.toggleHold(Number(e.key) - 1);
+    else if (e.key === "r" || e.key === "R") this.doRoll();
+    else if ((e.key === "h" || e.key === "H") && !$("#hint-btn").hidden) this.doHint();
+    else return;
+    e.preventDefault();
+  }
 
-function statusText(v) {
-  if (v.status === "finished") return "Game over.";
-  if (v.status === "abandoned") return "Game abandoned.";
-  if (v.status !== "playing") return "Waiting for the game to start…";
-  if (v.current_seat !== mySeat()) return `${seatName(v, v.current_seat)} is playing…`;
-  if (v.rolls_made === 0) return "Your turn: roll the dice.";
-  if (v.rolls_left === 0) return "Last roll: pick a box for these dice.";
-  return matchMedia("(pointer: coarse)").matches ? "Tap dice to hold them and roll again, or pick a box."
-    : "Hold dice (click or keys 1–5) and roll again, or pick a box.";
-}
-
-function renderScorecard() {
-  const v = S.view;
-  const rules = S.rules[v.rules] || { upper_bonus: 35, yahtzee_bonus: 0 };
-  const cats = categoriesOf(v);
-  const me = mySeat();
-  const order = [me, ...v.seats.map((_, i) => i).filter((i) => i !== me)];
-  const options = myTurn() && v.rolls_made > 0 ? v.options || {} : {};
-  const anyPositive = Object.values(options).some((o) => o.points + (o.yahtzee_bonus || 0) > 0);
-  const table = $("#scorecard");
-  const head = h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", "Box")),
-    order.map((i) => h("th", { scope: "col", class: v.current_seat === i && v.status === "playing" ? "turn" : "" },
-      i === me ? "You" : v.seats[i].name))));
-  const body = h("tbody");
-  const row = (c) => {
-    const tr = h("tr.cat", { "data-category": c.id });
-    tr.append(h("th", { scope: "row", title: c.when ? `${c.when} → ${c.score}` : "" }, c.label,
-      c.when ? h("span.cat-rule", c.score) : null));
-    for (const i of order) {
-      const val = v.seats[i].card[c.id];
-      const td = h("td");
-      const flash = S.highlight && S.highlight.seat === i && S.highlight.category === c.id;
-      if (val !== null && val !== undefined) {
-        td.textContent = String(val);
-        td.className = "filled" + (val === 0 ? " zero" : "") + (flash ? " flash" : "");
-      } else if (i === me && options[c.id]) {
-        const o = options[c.id];
-        const pts = o.points + (o.yahtzee_bonus || 0);
-        const hinted = S.hint && S.hint.category === c.id;
-        td.append(h("button.pick", {
-          type: "button", class: (pts > 0 ? "pos" : "zero") + (hinted ? " hinted" : ""),
-          "aria-label": `Score ${o.points}${o.yahtzee_bonus ? ` plus ${o.yahtzee_bonus} bonus` : ""} in ${c.label}`,
-          disabled: S.busy, onclick: () => pick(c.id),
-        }, String(o.points), o.yahtzee_bonus ? h("small", ` +${o.yahtzee_bonus}`) : null, o.joker ? h("small.joker", " joker") : null));
-        tr.classList.add("pickable");
-        if (pts === 0 && anyPositive) tr.classList.add("scratch");
-      } else {
-        td.className = "open";
-        if (i === me && myTurn() && v.rolls_made > 0) td.append(h("span.muted", { title: "not allowed for these dice" }, "–"));
+  wire() {
+    const on = (sel, type, fn) => $(sel).addEventListener(type, fn);
+    makeDice($("#dice"), (i) => this.toggleHold(i));
+    on("#lobby-form", "submit", (e) => this.createGame(e));
+    on("#lobby-form", "change", (e) => {
+      if (["opponent", "rules", "first"].includes(e.target.name)) store.setLobby(lobbyChoices());
+      this.syncLobby();
+    });
+    on("#client-seed", "input", () => {
+      this.syncLobby();
+      if (this.created && this.session) store.setCurrent({ ...this.session, seed_draft: $("#client-seed").value });
+    });
+    on("#new-seed", "click", () => { $("#client-seed").value = randomSeed(); this.syncLobby(); });
+    on("#start-btn", "click", () => this.sendSeed());
+    on("#cancel-btn", "click", () => this.cancel());
+    on("#speed", "change", (e) => store.setPrefs({ speed: e.target.value }));
+    on("#player-name", "change", (e) => store.setPrefs({ name: e.target.value.trim() }));
+    on("#roll-btn", "click", () => this.doRoll());
+    on("#hint-btn", "click", () => this.doHint());
+    on("#abandon-btn", "click", () => this.doAbandon());
+    on("#new-game-btn", "click", () => this.showLobby());
+    on("#download-btn", "click", () => this.log && this.download(this.log, fileName(this.log)));
+    on("#receipt-btn", "click", () => {
+      const receipt = this.log && this.receiptFor(this.log.header.game_id);
+      if (receipt) this.download(receipt, receiptName(this.log));
+    });
+    on("#copy-cmd", "click", async () => {
+      try {
+        await navigator.clipboard.writeText($("#verify-cmd").textContent);
+        this.toast(this.t.t("toast.copied"), "info");
+      } catch {
+        this.toast(this.t.t("toast.copyFailed"), "info");
       }
-      tr.append(td);
-    }
-    if (tr.classList.contains("pickable")) tr.addEventListener("click", (e) => { if (!e.target.closest("button")) pick(c.id); });
-    return tr;
-  };
-  const sumRow = (label, fn, cls = "") => h("tr.sum", { class: cls }, h("th", { scope: "row" }, label),
-    order.map((i) => h("td", fn(v.seats[i], i))));
-  for (const c of cats.filter((c) => c.section === "upper")) body.append(row(c));
-  body.append(sumRow("Upper", (s) => {
-    const up = s.totals.upper;
-    const bar = h("span.bar", h("span"));
-    bar.firstChild.style.width = `${Math.min(100, (up / 63) * 100)}%`;
-    if (up >= 63) bar.classList.add("done");
-    return [h("span.upper-val", `${up}`, h("small", " / 63")), bar];
-  }, "upper-sum"));
-  body.append(sumRow(`Bonus +${rules.upper_bonus}`, (s) => {
-    if (s.totals.upper_bonus) return h("span.good", `+${s.totals.upper_bonus}`);
-    const upperOpen = cats.filter((c) => c.section === "upper").some((c) => s.card[c.id] === null);
-    return upperOpen ? h("small.muted", `${Math.max(0, 63 - s.totals.upper)} to go`) : h("span.muted", "0");
-  }));
-  for (const c of cats.filter((c) => c.section !== "upper")) body.append(row(c));
-  if (rules.yahtzee_bonus) body.append(sumRow("Yahtzee bonus", (s) => String(s.totals.yahtzee_bonus || s.yahtzee_bonus || 0)));
-  body.append(sumRow("Lower", (s) => String(s.totals.lower)));
-  const foot = h("tfoot", h("tr.total", h("th", { scope: "row" }, "Total"),
-    order.map((i) => h("td", String(v.seats[i].totals.total)))));
-  table.replaceChildren(h("caption.sr", "Score cards"), head, body, foot);
-}
-
-// ------------------------------------------------------------------ playing
-
-function setBusy(b) {
-  S.busy = b;
-  document.body.classList.toggle("busy", b);
-  if (S.view && $("#game").hidden === false) {
-    renderDice();
-    renderControls();
-    $$("#scorecard button.pick").forEach((x) => { x.disabled = b; });
-  }
-  if ($("#lobby").hidden === false) {
-    $("#create-btn").disabled = b;
-    syncLobby();
+    });
+    on("#game-commit", "click", () => this.view && this.toast(this.t.t("game.commitTitle", { commitment: this.view.commitment }), "info"));
+    on("#nav-rules", "click", () => this.openRules($("input[name=rules]:checked")?.value));
+    on("#nav-verify", "click", () => this.openVerifyDialog());
+    on("#nav-lang", "click", () => this.setLanguage(this.t.lang === "zh" ? "en" : "zh"));
+    for (const id of ["#how-link", "#how-link-end"]) on(id, "click", () => $("#how-dialog").showModal());
+    on("#nav-home", "click", (e) => {
+      e.preventDefault();
+      if (this.view && this.view.status === "playing") return this.toast(this.t.t("toast.saved"), "info");
+      this.showLobby();
+    });
+    on("#verify-run", "click", () => this.verifyInput($("#verify-paste").value));
+    on("#verify-file", "change", (e) => { const f = e.target.files[0]; if (f) this.verifyFile(f); });
+    for (const d of $$("dialog")) d.addEventListener("click", (e) => { if (e.target === d) d.close(); }); // the backdrop
+    document.addEventListener("keydown", (e) => this.onKey(e));
+    store.onMoved((id, n) => this.onElsewhere(id, n));
+    document.addEventListener("visibilitychange", () => {
+      if (document.visibilityState === "visible" && this.session) this.onElsewhere(this.session.game_id);
+    });
   }
 }
 
-function toggleHold(i) {
-  const v = S.view;
-  if (!myTurn() || S.busy || !v.dice || v.dice.length !== 5 || v.rolls_left === 0) return;
-  if (S.held.has(i)) S.held.delete(i);
-  else S.held.add(i);
-  renderDice();
-}
-
-async function doRoll() {
-  const v = S.view;
-  if (!myTurn() || S.busy || v.rolls_left <= 0) return;
-  const hold = v.rolls_made === 0 ? [] : [...S.held].sort();
-  if (v.rolls_made === 0) S.held.clear();
-  S.hint = null;
-  S.highlight = null;
-  await move(() => api.roll(S.game.game_id, S.game.token, hold));
-}
-
-/** Send one move and show its reply; a refused or lost move shows why and reloads the game as stored. */
-async function move(send) {
-  setBusy(true);
+function decodeText(bytes) {
   try {
-    await applyReply(await send());
-  } catch (err) {
-    toast(problemText(err));
-    await resync();
-  } finally {
-    setBusy(false);
-  }
-}
-
-function pick(category) {
-  const v = S.view;
-  if (!myTurn() || S.busy) return;
-  const opts = v.options || {};
-  const o = opts[category];
-  if (!o) return;
-  const pts = o.points + (o.yahtzee_bonus || 0);
-  const better = Object.entries(opts).filter(([, x]) => x.points + (x.yahtzee_bonus || 0) > 0)
-    .sort((a, b) => b[1].points - a[1].points);
-  if (pts === 0 && better.length) {
-    const text = `These dice would score ${better[0][1].points} in ${catLabel(better[0][0])}` +
-      (better.length > 1 ? ` (and points in ${better.length - 1} other box${better.length > 2 ? "es" : ""})` : "") + ".";
-    askConfirm(`Record 0 in ${catLabel(category)}?`, text, "Record 0").then((yes) => { if (yes) doScore(category); });
-    return;
-  }
-  doScore(category);
-}
-
-/** A modal question; resolves true when confirmed (Escape or Cancel: false). */
-function askConfirm(title, text, okLabel) {
-  const dlg = $("#confirm-dialog");
-  $("#confirm-title").textContent = title;
-  $("#confirm-text").textContent = text;
-  $("#confirm-zero").textContent = okLabel;
-  dlg.returnValue = "";
-  dlg.showModal();
-  $("#confirm-cancel").focus();
-  return new Promise((resolve) => {
-    dlg.onclose = () => resolve(dlg.returnValue === "ok");
-  });
-}
-
-async function doScore(category) {
-  if (!myTurn() || S.busy) return;
-  S.hint = null;
-  await move(async () => {
-    const st = await api.score(S.game.game_id, S.game.token, category);
-    S.held.clear();
-    return st;
-  });
-}
-
-async function resync() {
-  if (!S.game) return;
-  try {
-    const st = await api.state(S.game.game_id);
-    S.state = st;
-    S.view = structuredClone(st);
-    render();
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
   } catch {
-    // keep what is shown
+    return null;
   }
 }
 
-/** A command's answer: play its events out on the board, then show the new state. */
-async function applyReply(st) {
-  const from = st.events_from || 0;
-  let events = st.events || [];
-  if (from > S.events.length) {
-    // the board missed events (the game was played on in another tab): show it as it is now
-    S.events = (await api.state(st.game_id)).events || [];
-    events = [];
-  }
-  events = events.slice(Math.max(0, S.events.length - from));
-  S.animating = true;
-  try {
-    await playEvents(events);
-  } finally {
-    S.animating = false;
-  }
-  S.state = st;
-  S.view = structuredClone(st);
-  if (st.current_seat === mySeat() && st.rolls_made === 0) S.held.clear();
-  const focusLost = !document.activeElement || document.activeElement === document.body ||
-    !document.activeElement.isConnected || document.activeElement.closest("#scorecard");
-  render();
-  if (focusLost && myTurn() && st.rolls_made === 0) $("#roll-btn").focus();
-  if (st.final) await finishGame(st);
-}
-
-function diceText(d) {
-  return d.join(" ");
-}
-
-function catLabel(id) {
-  const c = categoriesOf(S.view).find((x) => x.id === id);
-  return c ? c.label : id;
-}
-
-async function tumble(positions, ms) {
-  const dice = $$("#dice .die");
-  if (!ms || !positions.length) return;
-  const reduce = matchMedia("(prefers-reduced-motion: reduce)").matches;
-  for (const p of positions) dice[p].classList.add("tumbling");
-  const timer = reduce ? null : setInterval(() => {
-    for (const p of positions) dice[p].dataset.face = String(1 + Math.floor(Math.random() * 6)); // cosmetic only
-  }, 70);
-  await sleep(ms);
-  clearInterval(timer);
-  for (const p of positions) dice[p].classList.remove("tumbling");
-}
-
-/** Step through events on S.view so the bot's turn (and the roll-off) is seen, not jumped over. */
-async function playEvents(events) {
-  const sp = speed();
-  const v = S.view;
-  const status = $("#status");
-  for (const e of events) {
-    S.events.push(e);
-    if (e.type === "start") {
-      v.status = "playing";
-      for (const [n, round] of (e.rolloff || []).entries()) {
-        for (const t of round) {
-          v.dice = t.dice;
-          v.current_seat = t.seat;
-          S.held.clear();
-          status.textContent = `Roll-off${n ? ` (round ${n + 1})` : ""}: ${seatName(v, t.seat)} throws…`;
-          renderDice();
-          await tumble([0, 1, 2, 3, 4], sp.tumble);
-          renderDice();
-          status.textContent = `Roll-off${n ? ` (round ${n + 1})` : ""}: ${seatName(v, t.seat)} throws ${t.dice.reduce((a, b) => a + b, 0)} (${diceText(t.dice)})`;
-          await sleep(sp.step * 1.4);
-        }
-      }
-      v.current_seat = e.first;
-      v.dice = [];
-      v.rolls_made = 0;
-      status.textContent = e.first === mySeat() ? "You play first." : `${seatName(v, e.first)} plays first.`;
-      render();
-      status.textContent = e.first === mySeat() ? "You play first." : `${seatName(v, e.first)} plays first.`;
-      await sleep(sp.step);
-    } else if (e.type === "roll") {
-      const mine = e.seat === mySeat();
-      const prevDice = v.dice && v.dice.length === 5 ? v.dice : [0, 0, 0, 0, 0];
-      v.current_seat = e.seat;
-      v.rolls_made = e.roll;
-      v.rolls_left = 3 - e.roll;
-      v.options = {};
-      if (!mine) {
-        S.held = new Set(e.hold);
-        v.dice = prevDice;
-        render();
-        const who = seatName(v, e.seat);
-        if (e.roll > 1) {
-          status.textContent = e.hold.length
-            ? `${who} holds ${e.hold.map((p) => prevDice[p]).join(" ")} and rolls (${e.roll} of 3)…`
-            : `${who} rerolls all five (${e.roll} of 3)…`;
-          await sleep(sp.step * 0.8);
-        } else {
-          status.textContent = `${who} rolls (1 of 3)…`;
-        }
-        $("#status").dataset.step = `${e.seat}:${e.turn}:${e.roll}`;
-      }
-      const rolling = [0, 1, 2, 3, 4].filter((p) => !e.hold.includes(p));
-      await tumble(rolling, mine ? Math.min(sp.tumble, 260) : sp.tumble);
-      v.dice = e.dice;
-      renderDice();
-      renderMoves();
-      if (!mine) {
-        status.textContent = `${seatName(v, e.seat)} rolled ${diceText(e.dice)} (${e.roll} of 3)`;
-        await sleep(sp.step);
-      }
-    } else if (e.type === "score") {
-      const s = v.seats[e.seat];
-      s.card[e.category] = e.points;
-      s.yahtzee_bonus = (s.yahtzee_bonus || 0) + e.yahtzee_bonus;
-      const cats = categoriesOf(v);
-      const upper = cats.filter((c) => c.section === "upper").reduce((a, c) => a + (s.card[c.id] || 0), 0);
-      const t = s.totals;
-      t.upper = upper;
-      t.upper_bonus += e.upper_bonus;
-      t.yahtzee_bonus += e.yahtzee_bonus;
-      t.total = e.total;
-      t.lower = e.total - upper - t.upper_bonus - t.yahtzee_bonus;
-      S.highlight = { seat: e.seat, category: e.category };
-      const mine = e.seat === mySeat();
-      v.rolls_made = 0;
-      v.rolls_left = 3;
-      v.options = {};
-      if (!mine) {
-        S.held.clear();
-        render();
-        status.textContent = `${seatName(v, e.seat)} scores ${e.points}${e.yahtzee_bonus ? ` +${e.yahtzee_bonus}` : ""} in ${catLabel(e.category)}${e.upper_bonus ? ` and earns the upper bonus +${e.upper_bonus}` : ""}.`;
-        await sleep(sp.step * 1.3);
-      } else {
-        S.held.clear();
-        v.current_seat = null;
-        render();
-        await sleep(Math.min(sp.step, 250));
-      }
-      v.dice = [];
-    } else if (e.type === "abandon") {
-      v.status = "abandoned";
-    }
-  }
-}
-
-// ------------------------------------------------------------------ hints
-
-async function probeHint() {
-  if (S.hintRoute !== null) return;
-  try {
-    const doc = await api.openapi();
-    const paths = Object.keys((doc && doc.paths) || {});
-    if (paths.length) S.hintRoute = paths.some((p) => /\/hint$/.test(p));
-  } catch {
-    // unknown: the button stays, and hides itself on a 404
-  }
-  renderControls();
-}
-
-function describeHint(doc) {
-  // Accept the likely shapes: {action: "roll", hold: [..]} | {action: "score", category} | {hint: {...}}
-  const d = doc && (doc.hint || doc.advice || doc.best || doc);
-  if (!d) return null;
-  const ev = d.expected ?? d.expected_score ?? d.value ?? d.ev;
-  const evText = typeof ev === "number" ? ` (expected ${ev.toFixed(1)})` : "";
-  let hold = Array.isArray(d.hold) ? d.hold : null;
-  if (!hold && Array.isArray(d.keep)) {
-    // faces to keep: the lowest positions showing each
-    const dice = [...(S.view.dice || [])];
-    hold = [];
-    for (const face of d.keep) {
-      const p = dice.findIndex((x, i) => x === face && !hold.includes(i));
-      if (p >= 0) hold.push(p);
-    }
-    hold.sort();
-  }
-  const category = d.category || (d.action === "score" ? d.box : null);
-  if (category && (d.action === "score" || !hold)) {
-    return { category, text: `Hint: score ${catLabel(category)}${evText}.` };
-  }
-  if (hold) {
-    const dice = S.view.dice || [];
-    const text = hold.length ? `Hint: hold ${hold.map((p) => dice[p]).join(" ")} and roll${evText}.`
-      : `Hint: reroll all five${evText}.`;
-    return { hold, text };
-  }
-  if (d.action === "roll") return { hold: [], text: `Hint: roll${evText}.` };
-  return { text: `Hint: ${JSON.stringify(d)}` };
-}
-
-async function doHint() {
-  if (!myTurn() || S.busy) return;
-  if (S.view.rolls_made === 0) {
-    S.hint = { text: "Hint: roll the dice first." };
-    renderControls();
-    return;
-  }
-  setBusy(true);
-  try {
-    const doc = await api.hint(S.game.game_id, S.game.token);
-    S.hint = describeHint(doc);
-  } catch (err) {
-    if (err instanceof ApiProblem && (err.status === 404 || err.status === 405 || err.status === 501)) {
-      S.hintRoute = false;
-      toast("Hints are not available on this server.", "info");
-    } else toast(problemText(err));
-  } finally {
-    setBusy(false);
-    render();
-  }
-}
-
-async function doAbandon() {
-  if (!S.game || S.busy || !S.view || S.view.status !== "playing") return;
-  const yes = await askConfirm("Abandon this game?", "The game ends without a winner and the server reveals its seed, so you can still check every roll so far.", "Abandon");
-  if (!yes) return;
-  setBusy(true);
-  try {
-    const st = await api.abandon(S.game.game_id, S.game.token);
-    await applyReply(st);
-  } catch (err) {
-    toast(problemText(err));
-  } finally {
-    setBusy(false);
-  }
-}
-
-// ------------------------------------------------------------------ end of the game
-
-async function finishGame(st) {
-  const fin = st.final;
-  const me = mySeat();
-  const solo = st.seats.length === 1;
-  const mine = fin.totals[me].total;
-  let title;
-  let result;
-  if (fin.status === "abandoned") {
-    title = "Game abandoned";
-    result = "abandoned";
-  } else if (solo) {
-    title = `You scored ${mine}`;
-    result = `scored ${mine}`;
-  } else if (fin.draw) {
-    title = `A draw at ${mine}!`;
-    result = "draw";
-  } else if (fin.winner === me) {
-    title = "You win!";
-    result = "won";
-  } else {
-    title = `${st.seats[fin.winner].name} wins`;
-    result = "lost";
-  }
-  let newBest = false;
-  if (S.game && fin.status === "finished") {
-    newBest = store.record(st.game_id, st.rules, { solo, won: fin.winner === me, draw: fin.draw, score: mine }).newBest;
-  }
-  if (S.game) {
-    store.update(st.game_id, { result: fin.status === "finished" ? `${result} · ${mine}` : result });
-  }
-  $("#result-title").textContent = title;
-  $("#result").dataset.outcome = result.split(" ")[0];
-  const sub = [];
-  if (!solo) sub.push(st.seats.map((s, i) => `${i === me ? "You" : s.name} ${fin.totals[i].total}`).join(" · "));
-  if (newBest && fin.status === "finished") sub.push(`Your best ${S.rules[st.rules]?.name || st.rules} score yet!`);
-  $("#result-sub").textContent = sub.join(" — ");
-  const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"];
-  const names = { upper: "Upper", upper_bonus: "Upper bonus", lower: "Lower", yahtzee_bonus: "Yahtzee bonus", total: "Total" };
-  const shown = parts.filter((p) => p !== "yahtzee_bonus" || (S.rules[st.rules]?.yahtzee_bonus));
-  $("#result-table").replaceChildren(
-    h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", "Part")), st.seats.map((s, i) => h("th", { scope: "col" }, i === me ? "You" : s.name)))),
-    h("tbody", shown.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, names[p]),
-      fin.totals.map((t) => h("td", String(t[p])))))));
-  $("#result").hidden = false;
-  $("#play").hidden = true;
-  $(".table-area").classList.add("over");
-  $("#fairness").hidden = false;
-  $("#server-seed").textContent = fin.server_seed;
-  $("#fair-commitment").textContent = st.commitment;
-  render();
-  $("#result-title").focus();
-  await runVerification(st.game_id);
-}
-
-async function runVerification(gameId, tamperedLog) {
-  const box = $("#verify-report");
-  box.replaceChildren(h("p.muted", "Checking every die with Web Crypto…"));
-  $("#verify-summary").textContent = "Verifying…";
-  $("#fairness").dataset.verdict = "pending";
-  let log = tamperedLog;
-  try {
-    if (!log) log = await api.log(gameId);
-    S.log = log;
-    $("#download-btn").disabled = false;
-    $("#verify-cmd").textContent = `fairdice-verify ${fileName(log)}`;
-    const report = await verifyLog(log, { trustedKeys: S.trustedKeys });
-    S.verified = report;
-    renderReport(box, report, log);
-  } catch (err) {
-    $("#fairness").dataset.verdict = "fail";
-    $("#verify-summary").textContent = "✗ Could not verify";
-    box.replaceChildren(h("p.bad", problemText(err)));
-  }
-}
-
-function fileName(log) {
+export function fileName(log) {
   const id = (log && log.header && log.header.game_id) || "game";
   return `game-${id.replace(/[^A-Za-z0-9_-]/g, "_")}.json`;
 }
 
-const CHECK_NAMES = {
-  "log.format": "Log format",
-  "log.key": "Server key",
-  "sig.commitment": "Commitment signed before play",
-  "sig.final": "Log signed by the server",
-  "seed.revealed": "Server seed revealed",
-  "seed.commitment": "Seed matches the commitment",
-  "seed.secret": "Seed was secret",
-  "client_seed.valid": "Your seed was used",
-  "start.first": "First player",
-  "turn.order": "Turns in order",
-  "roll.count": "At most three rolls a turn",
-  "roll.hold": "Holds",
-  "roll.dice": "Every die re-derived",
-  "score.category": "Every box legal",
-  "score.points": "Every box re-scored",
-  "game.complete": "Game complete",
-  "final.totals": "Totals",
-  "final.winner": "Result",
-  "bot.identity": "Published bots",
-  "bot.decision": "Bot moves replayed",
-  "receipt.match": "Your receipt",
-};
-
-function tick(ok) {
-  return h("span.tick", { role: "img", class: ok === true ? "ok" : ok === false ? "bad" : "na", "aria-label": ok === true ? "passed" : ok === false ? "failed" : "not checked" },
-    ok === true ? "✓" : ok === false ? "✗" : "–");
-}
-
-function renderReport(box, report, log, summaryEl = $("#verify-summary"), host = $("#fairness")) {
-  if (report.error) { // not a log at all
-    host.dataset.verdict = "fail";
-    summaryEl.textContent = `✗ Not a fairdice log: ${report.error}`;
-    box.replaceChildren();
-    return;
-  }
-  const rolls = report.rolls;
-  const good = rolls.filter((r) => r.ok).length;
-  const names = (ok) => report.checks.filter((c) => c.ok === ok && c.status !== "note").map((c) => CHECK_NAMES[c.id] || c.id).join(", ");
-  // ok null: nothing failed, but something could not be checked here (the optimal bot, Ed25519)
-  host.dataset.verdict = report.ok === true ? "pass" : report.ok === false ? "fail" : "partial";
-  summaryEl.textContent = report.ok === true
-    ? `✓ Verified in your browser: ${good} of ${rolls.length} rolls re-derived`
-    : report.ok === false ? `✗ Verification failed: ${names(false)}`
-      : `– Not fully verified in your browser (${names(null)}): run fairdice-verify on the downloaded log`;
-  const checks = h("ul.checks", report.checks.map((c) => h("li", { "data-check": c.id, class: c.ok === false ? "bad" : "" }, tick(c.ok),
-    h("span", h("strong", CHECK_NAMES[c.id] || c.id), h("span.detail", c.detail)))));
-  const seeds = h("dl.seeds",
-    h("dt", "Client seed" + (report.clientSeeds.length > 1 ? "s" : "")), h("dd", report.clientSeeds.map((s) => h("code", s))));
-  // rolls grouped by seat turn
-  const names = (log.header.seats || []).map((s, i) => (S.game && i === mySeat() && log.header.game_id === S.game.game_id ? "You" : s.name));
-  const scores = new Map();
-  const scoreOk = new Map((report.scores || []).map((x) => [x.index, x]));
-  log.events.forEach((e, i) => { if (e.type === "score") scores.set(`${e.seat}:${e.turn}`, { ...e, check: scoreOk.get(i) }); });
-  const groups = new Map();
-  for (const r of rolls) {
-    const k = `${r.seat}:${r.turn}`;
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k).push(r);
-  }
-  const rulesOf = S.rules[log.header.rules];
-  const label = (id) => (rulesOf && rulesOf.categories.find((c) => c.id === id)?.label) || id;
-  const list = h("ol.rolls");
-  for (const [k, rs] of groups) {
-    const [seat, turn] = k.split(":").map(Number);
-    const sc = scores.get(k);
-    list.append(h("li", { class: rs.every((r) => r.ok) && (!sc || !sc.check || sc.check.ok) ? "" : "bad" },
-      h("span.who", `T${turn} · ${names[seat] ?? "seat " + seat}`),
-      h("span.seq", rs.map((r) => h("span.roll", { "data-event": String(r.index), class: r.ok ? "ok" : "bad", title: r.ok ? "re-derived" : r.detail },
-        h("span.mini", (r.dice || []).map((d, p) => h("span.mini-die", { class: r.hold.includes(p) ? "kept" : "" }, String(d)))),
-        tick(r.ok)))),
-      sc ? h("span.scored", { title: sc.check && !sc.check.ok ? sc.check.detail : "" }, `${label(sc.category)} ${sc.points}`,
-        sc.check && !sc.check.ok ? [" ", tick(false)] : null) : null));
-  }
-  const rolloff = report.rolloff.length ? h("div.rolloff", h("strong", "Roll-off for the first turn"),
-    h("ul", report.rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },
-      h("span.who", `${report.rolloff.some((x) => x.round > 1) ? `round ${r.round} · ` : ""}${names[r.seat] ?? "seat " + r.seat}`),
-      h("span.mini", (r.dice || []).map((d) => h("span.mini-die", String(d)))),
-      h("span.muted", `= ${(r.dice || []).reduce((a, b) => a + b, 0)}`), tick(r.ok))))) : null;
-  box.replaceChildren(...[checks, seeds, rolloff].filter(Boolean), h("details.rolls-box", { open: true },
-    h("summary", `Every roll (${good}/${rolls.length} ✓; held dice shaded)`), list));
-}
-
-function downloadLog() {
-  if (!S.log) return;
-  const blob = new Blob([JSON.stringify(S.log, null, 1) + "\n"], { type: "application/json" });
-  const url = URL.createObjectURL(blob);
-  const a = h("a", { href: url, download: fileName(S.log) });
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 2000);
-}
-
-// ------------------------------------------------------------------ dialogs
-
-function openRules(which) {
-  const ids = Object.keys(S.rules);
-  const tabs = $("#rules-tabs");
-  const pick = (id) => {
-    const r = S.rules[id];
-    $$("button", tabs).forEach((b) => b.setAttribute("aria-selected", b.dataset.id === id ? "true" : "false"));
-    $("#rules-body").replaceChildren(
-      h("p", r.blurb || r.summary || ""),
-      h("table.rules-table", h("thead", h("tr", h("th", "Box"), h("th", "Condition"), h("th", "Score"))),
-        h("tbody", r.categories.map((c) => h("tr", h("th", { scope: "row" }, c.label), h("td", c.when || ""), h("td", c.score || ""))))),
-      h("p", h("strong", `Upper bonus +${r.upper_bonus}`), " when Ones to Sixes reach 63."),
-      h("ul", (r.notes || []).map((n) => h("li", n))));
-  };
-  tabs.replaceChildren(...ids.map((id) => h("button", { type: "button", role: "tab", "data-id": id, onclick: () => pick(id) }, S.rules[id].name)));
-  $("#rules-general").replaceChildren(...GENERAL.map((t) => h("li", t)));
-  pick(which && S.rules[which] ? which : (S.view && S.view.rules) || ids[0]);
-  $("#rules-dialog").showModal();
-}
-
-function openVerifyDialog() {
-  $("#verify-paste").value = "";
-  $("#verify-out").replaceChildren();
-  $("#verify-dialog-summary").textContent = "";
-  $("#verify-dialog").showModal();
-}
-
-async function verifyPasted() {
-  const out = $("#verify-out");
-  try { // the text itself: verify.js parses it strictly (a duplicate key is refused, not resolved)
-    const report = await verifyLog($("#verify-paste").value, { trustedKeys: S.trustedKeys });
-    renderReport(out, report, report.document, $("#verify-dialog-summary"), $("#verify-dialog"));
-  } catch (err) {
-    $("#verify-dialog-summary").textContent = `✗ ${err.message}`;
-    $("#verify-dialog").dataset.verdict = "fail";
-  }
-}
-
-// ------------------------------------------------------------------ wiring
-
-function showLobbyScreen() {
-  store.clearCurrent();
-  S.game = null;
-  S.state = null;
-  S.view = null;
-  S.created = null;
-  show("lobby");
-  renderLobby();
-  resetLobby();
-}
-
-function onKey(e) {
-  if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey) return;
-  if (document.querySelector("dialog[open]")) return;
-  if (e.target.closest("input, textarea, select")) return;
-  if ($("#game").hidden) return;
-  if (e.key >= "1" && e.key <= "5") {
-    toggleHold(Number(e.key) - 1);
-    e.preventDefault();
-  } else if (e.key === "r" || e.key === "R") {
-    doRoll();
-    e.preventDefault();
-  } else if (e.key === "h" || e.key === "H") {
-    if (!$("#hint-btn").hidden) doHint();
-    e.preventDefault();
-  }
-}
-
-function wire() {
-  const dice = $("#dice");
-  dice.replaceChildren(...[0, 1, 2, 3, 4].map((i) => h("button.die", { type: "button", "data-pos": String(i), "data-face": "0", onclick: () => toggleHold(i) },
-    Array.from({ length: 9 }, () => h("i")), h("span.key", String(i + 1)))));
-  $("#lobby-form").addEventListener("submit", createGame);
-  $("#lobby-form").addEventListener("change", (e) => {
-    if (e.target.name === "opponent" || e.target.name === "rules" || e.target.name === "first") store.setLobby(lobbyChoices());
-    syncLobby();
-  });
-  $("#client-seed").addEventListener("input", () => {
-    syncLobby();
-    if (S.created && S.game) store.setCurrent({ ...S.game, seed_draft: $("#client-seed").value });
-  });
-  $("#new-seed").addEventListener("click", () => { $("#client-seed").value = randomSeed(); syncLobby(); });
-  $("#start-btn").addEventListener("click", sendSeed);
-  $("#cancel-btn").addEventListener("click", cancelCreated);
-  $("#speed").addEventListener("change", (e) => store.setPrefs({ speed: e.target.value }));
-  $("#player-name").addEventListener("change", (e) => store.setPrefs({ name: e.target.value.trim() || "You" }));
-  $("#roll-btn").addEventListener("click", doRoll);
-  $("#hint-btn").addEventListener("click", doHint);
-  $("#abandon-btn").addEventListener("click", doAbandon);
-  $("#new-game-btn").addEventListener("click", showLobbyScreen);
-  $("#download-btn").addEventListener("click", downloadLog);
-  $("#copy-cmd").addEventListener("click", async () => {
-    try {
-      await navigator.clipboard.writeText($("#verify-cmd").textContent);
-      toast("Command copied.", "info");
-    } catch {
-      toast("Copy failed: select the command and copy it by hand.", "info");
-    }
-  });
-  $("#game-commit").addEventListener("click", () => S.view && toast(`Server commitment, SHA-256 of its secret seed: ${S.view.commitment}`, "info"));
-  $("#nav-rules").addEventListener("click", () => openRules($("input[name=rules]:checked")?.value));
-  $("#nav-verify").addEventListener("click", openVerifyDialog);
-  $("#nav-home").addEventListener("click", (e) => {
-    e.preventDefault();
-    if (S.view && S.view.status === "playing") {
-      toast("This game is saved: finish or abandon it first (a reload brings you back to it).", "info");
-      return;
-    }
-    showLobbyScreen();
-  });
-  $("#verify-run").addEventListener("click", verifyPasted);
-  $("#verify-file").addEventListener("change", async (e) => {
-    const f = e.target.files[0];
-    if (f) {
-      $("#verify-paste").value = await f.text();
-      verifyPasted();
-    }
-  });
-  for (const d of $$("dialog")) {
-    d.addEventListener("click", (e) => { if (e.target === d) d.close(); }); // click on the backdrop closes
-  }
-  document.addEventListener("keydown", onKey);
-}
-
-async function boot() {
-  wire();
-  const [rules, bots, keys] = await Promise.allSettled([api.rules(), api.bots(), api.keys()]);
-  if (rules.status === "fulfilled") S.rules = mergeRules(rules.value);
-  if (bots.status === "fulfilled") S.bots = bots.value.bots || [];
-  if (keys.status === "fulfilled") S.trustedKeys = (keys.value.keys || []).map((k) => k.public_key);
-  if (rules.status === "rejected") toast("The server cannot be reached; showing what this page knows.");
-  const current = store.current();
-  if (current) {
-    await openGame(current);
-    if (!$("#game").hidden || !$("#lobby").hidden) return;
-  }
-  showLobbyScreen();
-}
-
-boot().catch((err) => {
-  toast(problemText(err));
-  show("lobby");
-});
-
-// for tests and the curious: the page's verification module is also importable directly
-export { verifyLog, RULES };
+export const receiptName = (log) => fileName(log).replace(/^game-/, "receipt-");

@@ -1,7 +1,10 @@
-// What the browser keeps: the game in progress (its seat token), recent games,
-// records per rule set and preferences. Everything lives in localStorage.
+// What the browser keeps: the game in progress (its seat token and receipt), recent games, records per rule
+// set and preferences. Everything lives in localStorage; a result is kept as data ({outcome, score}) and
+// worded by the page in the player's language.
 
 const PREFIX = "fairdice.";
+/** The key another tab of this browser writes after each move it makes (see `onMoved`). */
+const MOVED = "moved";
 
 function read(name, fallback) {
   try {
@@ -21,13 +24,25 @@ function write(name, value) {
   }
 }
 
+/** A result as data; results kept by older versions of the page were English text ("won · 180"). */
+export function resultOf(entry) {
+  const r = entry && entry.result;
+  if (!r) return { outcome: "playing" };
+  if (typeof r === "object") return r;
+  const [word, score] = String(r).split(" · ");
+  const outcome = { won: "won", lost: "lost", draw: "draw", abandoned: "abandoned", cancelled: "cancelled", gone: "gone" }[word]
+    || (word.startsWith("scored") ? "solo" : "playing");
+  const points = Number.parseInt(score ?? word.replace(/\D+/g, ""), 10);
+  return Number.isNaN(points) ? { outcome } : { outcome, score: points };
+}
+
 export const store = {
-  /** {game_id, token, seat, rules, opponent, client_seed, created} of the game being played */
+  /** {game_id, token, seat, rules, opponent, created, commitment, receipt?, seed_draft?} of the game being played */
   current: () => read("current", null),
   setCurrent: (g) => write("current", g),
   clearCurrent: () => write("current", null),
 
-  /** last games, newest first: [{game_id, token, seat, rules, opponent, created, result?}] */
+  /** last games, newest first: [{game_id, token, seat, rules, opponent, created, result?, receipt?}] */
   recent: () => read("recent", []),
   remember(entry) {
     const list = read("recent", []).filter((g) => g.game_id !== entry.game_id);
@@ -39,9 +54,9 @@ export const store = {
     write("recent", list);
   },
 
-  /** {rules: {games, wins, draws, losses, best, solo_games, solo_best}} */
+  /** {rules: {games, wins, draws, losses, best, solo_games}} */
   records: () => read("records", {}),
-  /** Count a finished game once; returns {newBest} */
+  /** Count a finished game once; returns {newBest, counted} */
   record(gameId, rules, { solo, won, draw, score }) {
     const counted = read("counted", []);
     if (counted.includes(gameId)) return { newBest: false, counted: false };
@@ -62,9 +77,25 @@ export const store = {
     return { newBest, counted: true };
   },
 
-  prefs: () => ({ name: "You", speed: "normal", ...read("prefs", {}) }),
+  /** {name, speed, lang}; name "" means "not chosen" (the page then says "You"/"你" in its language) */
+  prefs: () => ({ name: "", speed: "normal", lang: null, ...read("prefs", {}) }),
   setPrefs: (patch) => write("prefs", { ...read("prefs", {}), ...patch }),
 
   lobby: () => read("lobby", { rules: "classic13", opponent: "ev", first: "me" }),
   setLobby: (v) => write("lobby", v),
+
+  /** Tell the other tabs of this browser that a game moved on (they get a `storage` event). */
+  moved: (gameId, eventCount) => write(MOVED, { game_id: gameId, event_count: eventCount, at: Date.now() }),
+  /** Call `fn(game_id, event_count)` when another tab of this browser made a move. */
+  onMoved(fn) {
+    window.addEventListener("storage", (e) => {
+      if (e.key !== PREFIX + MOVED || !e.newValue) return;
+      try {
+        const { game_id: id, event_count: n } = JSON.parse(e.newValue);
+        fn(id, n);
+      } catch {
+        // not ours to read
+      }
+    });
+  },
 };

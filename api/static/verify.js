@@ -8,17 +8,24 @@
 // signatures and the key. A die that does not re-derive is reported and the derived value is used
 // from then on; a failure that leaves no game to follow stops the replay there.
 //
+// Both log format versions are read, by their "version": 1 as SPEC promises legacy logs keep verifying,
+// and 2 with its commitments to the client seeds of two or more humans (client_seed.commit), its rules of
+// who may abandon and why (game.abandon), and the server's signed move receipts (receipt.chain, any version).
+//
 // This module has no DOM code and no dependency: the page imports it to check a game, and the
 // tests (tests/node/) import it under Node to hold it to the SPEC vectors and the forged corpus.
 
 export const SCHEME = "fairdice/v1";
-/** The check ids of SPEC §7, in the reference's order, and receipt.match (§5.5). */
+/** The check ids of SPEC §7, in the reference's order: receipt.match (§5.5), and those of log format
+ * version 2 (client seed commitments, abandon rules, move receipts). */
 export const CHECKS = Object.freeze([
   "log.format", "log.key", "sig.commitment", "sig.final", "seed.revealed", "seed.commitment",
   "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
   "score.category", "score.points", "game.complete", "final.totals", "final.winner",
-  "bot.identity", "bot.decision", "receipt.match",
+  "bot.identity", "bot.decision", "receipt.match", "client_seed.commit", "game.abandon", "receipt.chain",
 ]);
+/** The log format versions read (SPEC §5): 2 adds client seed commitments, abandon reasons and the timeout. */
+export const VERSIONS = Object.freeze([1, 2]);
 const MAX_LISTED = 10; // failures listed per check; the rest are counted (as the reference does)
 export const MAX_BYTES = 16 * 1024 * 1024;
 export const MAX_DEPTH = 64;
@@ -412,6 +419,11 @@ export async function sha256Hex(bytes) {
 /** hex(SHA-256(server_seed)): the commitment of a seed given as hex. */
 export async function commitmentOf(serverSeedHex) {
   return sha256Hex(hexToBytes(serverSeedHex));
+}
+
+/** A seat's commitment to its client seed (v2.md): hex(SHA-256(salt || UTF-8(client_seed))), the salt given as hex. */
+export async function seedCommitment(saltHex, clientSeed) {
+  return sha256Hex(concat([hexToBytes(saltHex), enc.encode(clientSeed)]));
 }
 
 /** The numbers of one game: its dice, roll-off dice and bot tie-breaks (SPEC §2.3). */
@@ -862,7 +874,7 @@ const TOTAL_PARTS = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"];
 // name -> [what is expected, check(value, header)]
 const TOP_FIELDS = {
   format: ["fairdice-log", (v) => v === "fairdice-log"],
-  version: [1, (v) => v === 1],
+  version: ["1 or 2", (v) => VERSIONS.includes(v)],
   header: ["an object", isObject],
   commitment_signature: ["a hex string, or no such field (unsigned)", isStr],
   events: ["an array", Array.isArray],
@@ -881,6 +893,10 @@ const HEADER_FIELDS = {
   key_id: ["16 lowercase hex digits", (v) => isHex(v, 16)],
   public_key: ["64 lowercase hex digits", (v) => isHex(v, 64)],
 };
+// version 2 (SPEC §5.1): the server's inactivity timeout, fixed at creation and signed, an integer ≥ 1
+const HEADER_FIELDS_V2 = {
+  ...HEADER_FIELDS, abandon_timeout: ["whole seconds, at least 1 (the server's inactivity timeout)", (v) => isInt(v) && v >= 1],
+};
 const FINAL_FIELDS = {
   status: ['"finished" or "abandoned"', (v) => v === "finished" || v === "abandoned"],
   server_seed: ["64 lowercase hex digits", (v) => isHex(v, 64)],
@@ -897,6 +913,19 @@ const EVENT_FIELDS = {
   score: ["type", "seat", "turn", "category", "points", "joker", "yahtzee_bonus", "upper_bonus", "total"],
   abandon: ["type", "seat"],
 };
+// version 2: every abandon says why; with two or more human seats each client seed is committed to first and
+// revealed with its salt
+const EVENT_FIELDS_V2 = { ...EVENT_FIELDS, abandon: ["type", "seat", "reason"] };
+const EVENT_FIELDS_V2_COMMITTED = {
+  ...EVENT_FIELDS_V2, client_seed_commit: ["type", "seat", "commitment"], client_seed: ["type", "seat", "client_seed", "salt"],
+};
+export const ABANDON_REASONS = Object.freeze(["player", "timeout"]);
+
+/** The events of a log (type -> its fields in SPEC order) for its version and number of human seats. */
+function eventFields(version, humans) {
+  if (version === 1) return EVENT_FIELDS;
+  return humans >= 2 ? EVENT_FIELDS_V2_COMMITTED : EVENT_FIELDS_V2;
+}
 const SCORE_FIELDS = ["points", "joker", "yahtzee_bonus", "upper_bonus", "total"];
 
 /** Is `v` a good value of field `name` of an event of `kind` (SPEC §5.3) in a game of `n` seats? */
@@ -915,10 +944,12 @@ function eventFieldOk(kind, name, v, n) {
       return isDice(v);
     case "joker":
       return isBool(v);
+    case "commitment": case "salt":
+      return isHex(v, 64);
     case "rolloff":
       return Array.isArray(v) && v.every((rnd) => Array.isArray(rnd) && rnd.every((e) =>
         isObject(e) && sameKeys(e, ["seat", "dice"]) && isInt(e.seat) && isDice(e.dice)));
-    default: // client_seed, category
+    default: // client_seed, category, reason
       return isStr(v);
   }
 }
@@ -1006,6 +1037,66 @@ async function readReceipt(input) {
   return r;
 }
 
+// ------------------------------------------------------------------ move receipts (v2.md: a signed hash chain)
+
+export const CHAIN_LABEL = "fairdice-chain/v2";
+export const MOVE_RECEIPT_LABEL = "fairdice-receipt/v2";
+const MOVE_RECEIPT_FIELDS = ["game_id", "events", "chain", "key_id", "signature"];
+
+const sha256 = async (bytes) => new Uint8Array(await subtle().digest("SHA-256", bytes));
+
+/** [h_0, h_1, ..., h_n] of a log: h_0 = SHA-256(field(label) || field(game_id) || canonical(header)),
+ * h_i = SHA-256(h_(i-1) || canonical(event_(i-1))). */
+export async function chainDigests(header, events) {
+  let digest = await sha256(concat([field(CHAIN_LABEL), field(header.game_id), enc.encode(canonicalJSON(header))]));
+  const out = [digest];
+  for (const event of events) {
+    digest = await sha256(concat([digest, enc.encode(canonicalJSON(event))]));
+    out.push(digest);
+  }
+  return out;
+}
+
+/** What a move receipt signs: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n. */
+export function moveReceiptBytes(gameId, n, digest) {
+  return concat([field(MOVE_RECEIPT_LABEL), field(gameId), u32(n), digest]);
+}
+
+/** The first reason why `r` (receipts[k]) is no usable move receipt, or null. */
+function moveReceiptProblem(r, k) {
+  const where = `receipts[${k}]`;
+  if (!isObject(r)) return `${where}: a move receipt is a JSON object`;
+  if (!sameKeys(r, MOVE_RECEIPT_FIELDS)) {
+    const names = (keys) => keys.sort(byCodePoint).join(", ");
+    return `${where}: expected exactly the fields ${names([...MOVE_RECEIPT_FIELDS])}, found ${names(Object.keys(r))}`;
+  }
+  if (!isStr(r.game_id) || !isInt(r.events) || r.events < 0 || r.events >= 2 ** 32) {
+    return `${where}: game_id must be a string and events a count of events`;
+  }
+  for (const [name, n] of [["chain", 64], ["key_id", 16], ["signature", 128]]) {
+    if (!isHex(r[name], n)) return `${where}.${name}: expected ${n} lowercase hex digits`;
+  }
+  return null;
+}
+
+/** The move receipts (a JSON array, or its text), each held to its shape; unusable input otherwise. */
+function readMoveReceipts(input) {
+  if (input === undefined || input === null) return null;
+  let list;
+  try {
+    list = readJSON(input);
+  } catch (err) {
+    if (err instanceof UnusableInput) throw new UnusableInput(`move receipts: ${err.message}`);
+    throw err;
+  }
+  if (!Array.isArray(list)) throw new UnusableInput("move receipts: a JSON array of move receipts is expected");
+  list.forEach((r, k) => {
+    const problem = moveReceiptProblem(r, k);
+    if (problem) throw new UnusableInput(`move receipts: ${problem}`);
+  });
+  return list;
+}
+
 /** The trusted keys as lowercase hex, or null when none is given. */
 function readTrustedKeys(keys) {
   if (keys === undefined || keys === null || (Array.isArray(keys) && !keys.length)) return null;
@@ -1031,21 +1122,22 @@ function failureText(f) {
 }
 
 class Verification {
-  constructor(doc, { trustedKeys, receipt, allowUnsigned, onProgress }) {
+  constructor(doc, { trustedKeys, receipt, moveReceipts, allowUnsigned, onProgress }) {
     this.doc = doc;
     this.trustedKeys = trustedKeys;
     this.receipt = receipt;
+    this.moveReceipts = moveReceipts; // the server's signed receipts of the moves (v2.md), or null
     this.allowUnsigned = allowUnsigned;
     this.onProgress = onProgress;
     this.statuses = Object.fromEntries(CHECKS.map((c) => [c, "skip"]));
     this.failures = [];
     this.unlisted = {};
     this.notes = {}; // check -> why it was skipped or could not be checked here
-    this.info = { gameId: null, rules: null, status: null, signed: false, trusted: false, seedSecret: null };
-    this.view = { clientSeeds: [], rolls: [], rolloff: [], scores: [], counts: { rolls: 0, scores: 0, botDecisions: 0 } };
+    this.info = { version: null, gameId: null, rules: null, status: null, signed: false, trusted: false, seedSecret: null };
+    this.view = { clientSeeds: [], rolls: [], rolloff: [], scores: [], botDecisions: 0, abandon: null }; // what the page shows
     this.signers = null; // the keys a signature may be from, once the log has the fields the signatures cover
     this.hmac = null; // the HMAC key of the revealed server seed
-    this.stoppedAt = undefined;
+    this.stopped = false; // the replay stopped at a failure that leaves no game to follow
   }
 
   // -- bookkeeping
@@ -1074,7 +1166,7 @@ class Verification {
 
   stop(check, event, fieldName, expected, found) {
     this.fail(check, event, fieldName, expected, found);
-    this.stoppedAt = event;
+    this.stopped = true;
     throw new Stop();
   }
 
@@ -1083,6 +1175,7 @@ class Verification {
       this.checkFormat();
       this.checkReceipt();
       await this.checkKeyAndCommitment();
+      if (this.moveReceipts && this.moveReceipts.length) await this.checkMoveReceipts();
       await this.checkSeed();
       await this.replayEvents();
       this.checkEnd();
@@ -1098,7 +1191,8 @@ class Verification {
     this.fieldsOk(doc, "", TOP_FIELDS, doc, ["commitment_signature", "signature"]);
     if (this.statuses["log.format"] === "fail") throw new Stop();
     const h = doc.header;
-    this.fieldsOk(h, "header.", HEADER_FIELDS, h);
+    this.fieldsOk(h, "header.", doc.version === 1 ? HEADER_FIELDS : HEADER_FIELDS_V2, h);
+    this.info.version = doc.version;
     this.info.gameId = isStr(h.game_id) ? h.game_id : null;
     this.info.rules = HEADER_FIELDS.rules[1](h.rules) ? h.rules : null;
     this.info.seedSecret = isBool(h.seed_secret) ? h.seed_secret : null;
@@ -1180,21 +1274,49 @@ class Verification {
 
   async checkSignature(check, name, text, wanted) {
     const sig = this.doc[name];
-    let verdict = false;
-    if (/^[0-9a-f]{128}$/.test(sig)) {
-      const data = enc.encode(text);
-      for (const key of this.signers) {
-        const ok = await ed25519Verify(key, sig, data);
-        if (ok === true) {
-          verdict = true;
-          break;
-        }
-        if (ok === null) verdict = null;
-      }
-    }
+    const verdict = /^[0-9a-f]{128}$/.test(sig) ? await this.signedByATrustedKey(sig, enc.encode(text)) : false;
     if (verdict === null) this.notChecked(check, "this browser cannot check Ed25519 signatures: run fairdice-verify game.json");
     else if (!verdict) this.fail(check, null, name, wanted, sig);
     this.passed(check);
+  }
+
+  // -- receipt.chain (v2.md): every move receipt is of this game, within its history, hashing to the log's h_n,
+  //    and signed by a trusted key; one failure per receipt that departs, as the reference reports them
+  async checkMoveReceipts() {
+    const { header: h, events } = this.doc;
+    let digests = null;
+    for (const [k, r] of this.moveReceipts.entries()) {
+      const where = `receipts[${k}]`;
+      if (r.game_id !== h.game_id) {
+        this.fail("receipt.chain", null, `${where}.game_id`, h.game_id, r.game_id);
+        continue;
+      }
+      const signed = await this.signedByATrustedKey(r.signature, moveReceiptBytes(r.game_id, r.events, hexToBytes(r.chain)));
+      if (signed === false) {
+        this.fail("receipt.chain", null, `${where}.signature`, "a signature by the trusted key", r.signature);
+        continue;
+      }
+      if (signed === null) this.notChecked("receipt.chain", "this browser cannot check Ed25519 signatures: run fairdice-verify --receipts");
+      if (r.events > events.length) {
+        this.fail("receipt.chain", null, `${where}.events`, `at most the log's ${events.length} events (the server acknowledged more)`, r.events);
+        continue;
+      }
+      digests = digests || await chainDigests(h, events);
+      const mine = bytesToHex(digests[r.events]);
+      if (mine !== r.chain) this.fail("receipt.chain", r.events ? r.events - 1 : null, `${where}.chain`, mine, r.chain);
+    }
+    this.passed("receipt.chain");
+  }
+
+  /** true when one of the signers signed `data`, false when none did, null when this browser cannot tell. */
+  async signedByATrustedKey(sig, data) {
+    let verdict = false;
+    for (const key of this.signers) {
+      const ok = await ed25519Verify(key, sig, data);
+      if (ok === true) return true;
+      if (ok === null) verdict = null;
+    }
+    return verdict;
   }
 
   // -- seed.revealed, seed.commitment (SPEC §2.1)
@@ -1215,10 +1337,11 @@ class Verification {
   /** log.format for one event: its type, exactly its fields, and their JSON types. */
   eventFormat(i, ev) {
     const kind = isObject(ev) && has(ev, "type") ? ev.type : null;
-    if (!isStr(kind) || !has(EVENT_FIELDS, kind)) {
-      this.stop("log.format", i, "type", "one of " + Object.keys(EVENT_FIELDS).join(", "), isObject(ev) ? kind : ev);
+    const fields = this.game.fields;
+    if (!isStr(kind) || !has(fields, kind)) {
+      this.stop("log.format", i, "type", "one of " + Object.keys(fields).join(", "), isObject(ev) ? kind : ev);
     }
-    const names = EVENT_FIELDS[kind];
+    const names = fields[kind];
     if (!sameKeys(ev, names)) {
       const odd = [...names.filter((k) => !has(ev, k)), ...Object.keys(ev).filter((k) => !names.includes(k))].sort(byCodePoint);
       this.stop("log.format", i, odd.join(","), names, Object.keys(ev).sort(byCodePoint));
@@ -1233,8 +1356,12 @@ class Verification {
     const n = this.nSeats = h.seats.length;
     const cats = CATEGORIES[h.rules];
     const humans = h.seats.flatMap((s, i) => (s.type === "human" ? [i] : []));
+    const version = this.doc.version;
+    const fields = eventFields(version, humans.length);
     return {
-      h, n, rules: h.rules, upperFirst: h.upper_first, nBoxes: n * cats.length,
+      h, n, rules: h.rules, upperFirst: h.upper_first, nBoxes: n * cats.length, version, fields,
+      committed: has(fields, "client_seed_commit"), // version 2 with two or more human seats
+      commitments: new Map(), // seat -> its commitment to its client seed (committed games)
       boxes: h.seats.map(() => new Map(cats.map((c) => [c, null]))), // per seat: category -> points, null while open
       bonus: h.seats.map(() => [0, 0]), // per seat: upper bonus, Yahtzee bonuses
       filled: Array(n).fill(0), total: Array(n).fill(0), upper: Array(n).fill(0),
@@ -1257,6 +1384,8 @@ class Verification {
       else await this.onOtherEvent(i, ev, kind, g);
     }
     this.passed("client_seed.valid");
+    if (g.committed) this.passed("client_seed.commit");
+    if (g.phase === "abandoned" && g.version >= 2) this.passed("game.abandon");
     if (g.phase !== "seeds") this.passed("start.first");
     if (g.nRolls) this.passed("turn.order", "roll.count", "roll.hold", "roll.dice");
     if (g.nScores) this.passed("score.category", "score.points");
@@ -1343,7 +1472,10 @@ class Verification {
     if (g.phase === "seeds" && g.seeds.size === g.senders.length && kind !== "start" && kind !== "client_seed") {
       this.stop("turn.order", i, "type", "start (it follows the last client seed)", kind);
     }
-    if (kind === "client_seed") this.onClientSeed(i, ev, g);
+    if (kind === "client_seed_commit") {
+      if (g.phase !== "seeds" || g.seeds.size) this.stop("client_seed.commit", i, "type", "every commitment before any client seed", kind);
+      this.onCommitment(i, ev, g);
+    } else if (kind === "client_seed") await this.onClientSeed(i, ev, g);
     else if (kind === "start") {
       if (g.phase !== "seeds") this.stop("turn.order", i, "type", "roll or score", kind);
       const missing = g.senders.filter((s) => !g.seeds.has(s));
@@ -1353,13 +1485,17 @@ class Verification {
       if (this.hmac) g.derive = new Deriver(this.hmac, g.h.game_id, clientSeeds);
       g.cur = await this.checkStart(i, ev, g.h.first, g.derive);
       g.phase = "play";
-    } else if (kind === "abandon") g.phase = "abandoned";
-    else this.stop("turn.order", i, "type", "start before any roll or score", kind); // a roll or a score before play began
+    } else if (kind === "abandon") {
+      if (g.version >= 2) this.checkAbandon(i, ev, g.humans, g.phase === "play" ? g.cur : null);
+      this.view.abandon = { seat: ev.seat, reason: has(ev, "reason") ? ev.reason : null };
+      g.phase = "abandoned";
+    } else this.stop("turn.order", i, "type", "start before any roll or score", kind); // a roll or a score before play began
   }
 
-  onClientSeed(i, ev, g) {
+  async onClientSeed(i, ev, g) {
     const s = ev.seat;
     if (g.phase !== "seeds") this.stop("client_seed.valid", i, "type", "no client seed once play has started", ev.type);
+    if (g.committed) await this.checkReveal(i, ev, g);
     if (!g.senders.includes(s)) {
       this.fail("client_seed.valid", i, "seat", g.humans.length ? `a human seat: ${pyList(g.humans)}` : "null (no human seat)", s);
     } else if (g.seeds.has(s)) this.fail("client_seed.valid", i, "seat", "one client seed per seat", s);
@@ -1369,6 +1505,43 @@ class Verification {
       }
       g.seeds.set(s, ev.client_seed);
       if (g.phase === "seeds") this.view.clientSeeds = g.senders.filter((x) => g.seeds.has(x)).map((x) => g.seeds.get(x));
+    }
+  }
+
+  // -- client_seed.commit (version 2, two or more human seats): each human seat commits once, then every seat reveals
+  onCommitment(i, ev, g) {
+    const s = ev.seat;
+    if (!g.humans.includes(s)) this.stop("client_seed.commit", i, "seat", `a human seat: ${pyList(g.humans)}`, s);
+    if (g.commitments.has(s)) this.stop("client_seed.commit", i, "seat", "one commitment per seat", s);
+    g.commitments.set(s, ev.commitment);
+  }
+
+  /** A reveal opens its seat's commitment: SHA-256(salt || UTF-8(client seed)), once every human seat committed. */
+  async checkReveal(i, ev, g) {
+    const missing = g.humans.filter((s) => !g.commitments.has(s));
+    if (missing.length) {
+      this.stop("client_seed.commit", i, "type", `a commitment from seat(s) ${pyList(missing)} before any client seed`, ev.type);
+    }
+    const { client_seed: seed, seat: s } = ev;
+    if (!clientSeedValid(seed) || !g.commitments.has(s)) return; // client_seed.valid says what is wrong with it
+    const committed = g.commitments.get(s);
+    const opened = await seedCommitment(ev.salt, seed);
+    if (opened !== committed) {
+      this.fail("client_seed.commit", i, "client_seed", `the seed committed to (${committed})`, `a seed and salt hashing to ${opened}`);
+    }
+  }
+
+  // -- game.abandon (version 2): who may abandon, when, and why
+  checkAbandon(i, ev, humans, current) {
+    const { seat, reason } = ev;
+    if (!ABANDON_REASONS.includes(reason)) this.fail("game.abandon", i, "reason", ABANDON_REASONS.join(" or "), reason);
+    else if (reason === "timeout" && seat !== null) this.fail("game.abandon", i, "seat", "null (only the server abandons on a timeout)", seat);
+    else if (reason === "player" && seat === null && humans.length) {
+      this.fail("game.abandon", i, "seat", "a seat (the server abandons only on a timeout)", seat);
+    } else if (reason === "player" && seat !== null && !humans.includes(seat)) {
+      this.fail("game.abandon", i, "seat", `a human seat: ${pyList(humans)}`, seat);
+    } else if (reason === "player" && seat !== null && current !== null && seat !== current) {
+      this.fail("game.abandon", i, "seat", `seat ${current}, whose turn it is (or any seat before play)`, seat);
     }
   }
 
@@ -1490,7 +1663,7 @@ class Verification {
       this.fail("bot.decision", i, "type", `a decision of the policy, which failed: ${err.message}`, ev.type);
       return;
     }
-    this.view.counts.botDecisions += 1;
+    this.view.botDecisions += 1;
     if (decision.action !== ev.type) {
       this.fail("bot.decision", i, "type", `${decision.action} ${decision.action === "roll" ? pyList(decision.hold) : decision.category}`,
         `${ev.type} ${ev.type === "roll" ? pyList(ev.hold) : ev.category}`);
@@ -1523,15 +1696,20 @@ class Verification {
       "final.totals": "every part of every seat's totals recomputes",
       "final.winner": "the winner and the draw recompute",
       "bot.identity": g && g.isBot.some(Boolean) ? "every bot is a published policy (id, version and hash)" : "no bot in this game",
-      "bot.decision": `${v.counts.botDecisions} bot decisions are the policy's own`,
+      "bot.decision": `${v.botDecisions} bot decisions are the policy's own`,
       "receipt.match": "the log is the game of your receipt: game id, commitment and your client seed",
+      "client_seed.commit": `${g && g.commitments.size} commitments, one per human seat before any reveal, each opened by its `
+        + "client seed and salt",
+      "game.abandon": abandonDetail(v.abandon, this.doc.header),
+      "receipt.chain": `${this.moveReceipts && this.moveReceipts.length} move receipts: each signed by the server, each the `
+        + "history of this log up to its event count",
     };
     return this.notes[id] || details[id];
   }
 
   checkEntries() {
     const entries = [];
-    const stopped = this.stoppedAt !== undefined;
+    const { stopped } = this;
     for (const id of CHECKS) {
       const status = this.statuses[id];
       const mine = this.failures.filter((f) => f.check === id);
@@ -1541,13 +1719,22 @@ class Verification {
       } else if (status === "pass") entries.push({ id, ok: true, status, detail: this.passDetail(id) });
       else if (status === "unchecked") entries.push({ id, ok: null, status, detail: this.notes[id] });
       else if (this.notes[id]) entries.push({ id, ok: null, status, detail: this.notes[id] });
-      else if (stopped && id !== "receipt.match") entries.push({ id, ok: null, status, detail: "not checked: the replay stopped at the failure above" });
+      else if (stopped && this.applies(id)) entries.push({ id, ok: null, status, detail: "not checked: the replay stopped at the failure above" });
       if (id === "seed.commitment" && this.info.seedSecret === false) {
         entries.push({ id: "seed.secret", ok: null, status: "note",
           detail: "this log's server seed was derived from a public value (fairdice simulate --seed): reproducible, not secret" });
       }
     }
     return entries;
+  }
+
+  /** Whether check `id` concerns this log (those of receipts only when given, those of version 2 only there). */
+  applies(id) {
+    const g = this.game;
+    if (id === "receipt.match" || id === "receipt.chain") return false; // (a skipped one has been checked, or not asked for)
+    if (id === "client_seed.commit") return Boolean(g && g.committed);
+    if (id === "game.abandon") return this.info.version >= 2 && this.doc.events.some((e) => isObject(e) && e.type === "abandon");
+    return true;
   }
 
   /** Mark the page's rolls and boxes: ok when nothing failed at that event. */
@@ -1576,15 +1763,28 @@ class Verification {
       rolls: this.view.rolls,
       rolloff: this.view.rolloff,
       scores: this.view.scores,
+      abandon: this.view.abandon,
       document: this.doc,
     };
   }
 }
 
+/** Who abandoned the game and why, in words (the log has no clock: a timeout's length is the server's word). */
+function abandonDetail(abandon, header) {
+  if (!abandon) return "no abandon event";
+  if (abandon.seat !== null) return `seat ${abandon.seat} abandoned, before the start or on its own turn`;
+  if (abandon.reason === "timeout") {
+    return `the server abandoned the game on its timeout (${header.abandon_timeout} seconds without a move, by the server's `
+      + "clock: the log cannot show how long it waited)";
+  }
+  return "the operator of a game without human seats abandoned it";
+}
+
 function unusable(message) {
   return {
     ok: false, error: message, checks: [], statuses: {}, failures: [], unlisted: {}, gameId: null, rules: null, status: null,
-    signed: false, trusted: false, seedSecret: null, clientSeeds: [], rolls: [], rolloff: [], scores: [], document: null,
+    version: null, signed: false, trusted: false, seedSecret: null, clientSeeds: [], rolls: [], rolloff: [], scores: [], abandon: null,
+    document: null,
   };
 }
 
@@ -1594,18 +1794,21 @@ function unusable(message) {
  * log: the file's text (a string), its bytes (Uint8Array / ArrayBuffer), or an already parsed object.
  * options.trustedKeys: public keys (hex) the caller trusts (e.g. from GET /v1/keys); none: the log's own key.
  * options.receipt: the player's receipt (object or JSON text): the log must be the game it promised.
+ * options.moveReceipts: the server's signed move receipts the player kept (an array, or its JSON text, v2.md):
+ *   the log must be the history each of them signs (check receipt.chain).
  * options.allowUnsigned: accept a log without its signatures (and say what that does not prove).
  * options.onProgress(done, total): called as rolls are checked.
  *
  * Resolves to {ok, error, checks: [{id, ok, status, detail}], statuses: {id: "pass"|"fail"|"skip"|"unchecked"},
- * failures: [{check, event, field, expected, found}], unlisted, gameId, rules, status, signed, trusted,
- * seedSecret, clientSeeds, rolls, rolloff, scores, document}.
+ * failures: [{check, event, field, expected, found}], unlisted, version, gameId, rules, status, signed, trusted,
+ * seedSecret, clientSeeds, rolls, rolloff, scores, abandon ({seat, reason} or null), document}.
  * ok: true when every check passed; false when one failed, or (with `error`) for input that is not a
  * log at all; null when nothing failed but something could not be checked here (run fairdice-verify).
  */
 export async function verifyLog(log, options = {}) {
   let doc;
   let receipt;
+  let moveReceipts;
   let trustedKeys;
   try {
     doc = readJSON(log);
@@ -1614,12 +1817,20 @@ export async function verifyLog(log, options = {}) {
       throw new UnusableInput(`not a JSON object (the document is ${kind})`);
     }
     receipt = await readReceipt(options.receipt);
+    moveReceipts = readMoveReceipts(options.moveReceipts);
     trustedKeys = readTrustedKeys(options.trustedKeys);
   } catch (err) {
     if (err instanceof UnusableInput) return unusable(err.message);
     throw err;
   }
-  const v = new Verification(doc, { trustedKeys, receipt, allowUnsigned: !!options.allowUnsigned, onProgress: options.onProgress });
+  const v = new Verification(doc, {
+    trustedKeys, receipt, moveReceipts, allowUnsigned: !!options.allowUnsigned, onProgress: options.onProgress,
+  });
   await v.run();
   return v.report();
+}
+
+/** verifyLog(log, {...options, moveReceipts: receipts}): the log held to the move receipts the player kept. */
+export function verifyMoveReceipts(log, receipts, options = {}) {
+  return verifyLog(log, { ...options, moveReceipts: receipts });
 }

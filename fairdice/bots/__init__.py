@@ -1,16 +1,52 @@
-"""Bot policies and the loop that lets bots take their turns inside a game."""
+"""Bot policies and the loop that lets bots take their turns inside a game.
+
+`BOTS` names every published policy; a policy's module (numpy, tables) is imported the first time the
+policy itself is wanted, so that checking a seat's bot id costs no import."""
 
 from __future__ import annotations
 
+import importlib
 import json
+from collections.abc import Iterator, Mapping
 from importlib import resources
+from typing import TYPE_CHECKING
 
-from ..game import Game
-from .base import Decision, Policy, Position
-from .optimal import Optimal
-from .policies import ExpectedValue, Greedy
+if TYPE_CHECKING:
+    from ..game import Game
+    from .base import Policy, Position
 
-BOTS: dict[str, Policy] = {p.id: p for p in (Greedy(), ExpectedValue(), Optimal())}
+_PUBLISHED = {  # id -> (module, class), in the order the bots are listed
+    "greedy": ("fairdice.bots.policies", "Greedy"),
+    "ev": ("fairdice.bots.policies", "ExpectedValue"),
+    "optimal": ("fairdice.bots.optimal", "Optimal"),
+}
+
+
+class PolicyRegistry(Mapping):
+    """The published policies by id, each made on first use."""
+
+    def __init__(self, published: Mapping[str, tuple[str, str]]):
+        self._published = dict(published)
+        self._made: dict[str, Policy] = {}
+
+    def __getitem__(self, bot_id: str) -> Policy:
+        policy = self._made.get(bot_id)
+        if policy is None:
+            module, name = self._published[bot_id]
+            policy = self._made.setdefault(bot_id, getattr(importlib.import_module(module), name)())
+        return policy
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._published)
+
+    def __len__(self) -> int:
+        return len(self._published)
+
+    def __contains__(self, bot_id) -> bool:
+        return bot_id in self._published
+
+
+BOTS = PolicyRegistry(_PUBLISHED)
 
 
 def measured_scores() -> dict:
@@ -19,6 +55,8 @@ def measured_scores() -> dict:
 
 
 def position_of(game: Game) -> Position:
+    from .base import Position
+
     seat = game.current_seat
     card = game.card(seat)
     return Position(game.rules, dict(card.boxes), game.dice, game.rolls_made, card.yahtzee_bonus,
@@ -41,4 +79,4 @@ def play_bots(game: Game) -> list[dict]:
     return events
 
 
-__all__ = ["BOTS", "Decision", "Policy", "Position", "measured_scores", "play_bots", "position_of"]
+__all__ = ["BOTS", "PolicyRegistry", "measured_scores", "play_bots", "position_of"]

@@ -1,11 +1,12 @@
-"""`fairdice tables`: build, or check, the optimal bot's cached tables (an edge: it touches the disk)."""
+"""`fairdice tables`: build, or check, the optimal bot's cached tables (the command line of the table cache,
+`fairdice.edges.table_cache`)."""
 
 from __future__ import annotations
 
 import json
 
+from ..edges import table_cache
 from ..rules import RULESETS
-from . import optimal
 
 
 def configure(parser) -> None:
@@ -14,25 +15,30 @@ def configure(parser) -> None:
     parser.add_argument("--rules", choices=list(RULESETS), action="append",
                         help="only this rule set (repeatable); default all three")
     parser.add_argument("--force", action="store_true", help="with build: recompute even a valid table")
+    parser.add_argument("--moments", action="store_true",
+                        help="with build: compute the second moments too (the standard deviation; twice the work)")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
+
+
+def status(rules_id: str) -> dict:
+    cached, reason = table_cache.read_cached(rules_id)
+    info = {"rules": rules_id, "path": str(table_cache.table_path(rules_id)), "valid": cached is not None,
+            "reason": reason}
+    if cached:
+        info.update({k: cached[1].get(k) for k in ("start_value", "start_sd")})
+    return info
 
 
 def run(args) -> int:
     rules_ids = args.rules or list(RULESETS)
-    expected = optimal.manifest()["tables"]
-    report = []
-    for rid in rules_ids:
-        if args.action == "build":
-            info = optimal.build_table(rid, force=args.force)
-        else:
-            cached, reason = optimal._read_cached(rid, expected.get(rid, {}).get("sha256"))
-            info = {"rules": rid, "path": str(optimal.table_path(rid)), "valid": cached is not None,
-                    "reason": reason, **({k: cached[1].get(k) for k in ("start_value", "start_sd")} if cached else {})}
-        report.append(info)
+    if args.action == "build":
+        report = [table_cache.build_table(rid, force=args.force, moments=args.moments) for rid in rules_ids]
+    else:
+        report = [status(rid) for rid in rules_ids]
     if args.json:
-        print(json.dumps({"cache_dir": str(optimal.cache_dir()), "tables": report}))
+        print(json.dumps({"cache_dir": str(table_cache.cache_dir()), "tables": report}))
         return 0
-    print(f"cache: {optimal.cache_dir()}")
+    print(f"cache: {table_cache.cache_dir()}")
     for info in report:
         if args.action == "build":
             what = f"built in {info.get('build_seconds')} s" if info["built"] else "valid, kept"

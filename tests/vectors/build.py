@@ -4,8 +4,9 @@
     python tests/vectors/build.py --check  # exit 1 if either is out of date
 
 Scoring, joker and client seed vectors are written by hand from the rule book (below);
-derivation vectors, the bot identities, the public-seed game and the short log are computed
-by the core, then checked independently by the verifier's tests.
+derivation vectors, the bot identities, the public-seed game, the short log (version 1) and the
+hash chain of a version 2 game are computed by the core, then checked independently by the
+verifier's tests.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 from fairdice import derive  # noqa: E402
 from fairdice.bots import BOTS, play_bots  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import Signer, build_log, canonical, open_log  # noqa: E402
+from fairdice.log import CHAIN_LABEL, Chain, Signer, build_log, canonical, open_log, receipt_message  # noqa: E402
 from fairdice.simulate import GameSpec, play_one, signer_for_seed  # noqa: E402
 
 VECTOR_KEY = hashlib.sha256(b"fairdice test vector signing key").digest()
@@ -354,14 +355,74 @@ def public_seed_games() -> dict:
 
 
 def short_log():
-    """A complete one-seat game of yacht by the greedy bot, signed with the vector key."""
+    """A complete one-seat game of yacht by the greedy bot, signed with the vector key: a version 1 log, kept
+    as it was so that every verifier goes on reading version 1."""
     signer = Signer.from_private_bytes(VECTOR_KEY)
-    game = Game(Setup.build("spec-example-1", "yacht", [{"type": "bot", "bot": "greedy", "name": "greedy"}]),
+    game = Game(Setup.build("spec-example-1", "yacht", [{"type": "bot", "bot": "greedy", "name": "greedy"}],
+                            version=1),
                 hashlib.sha256(b"fairdice spec example server seed").digest())
     opened = open_log(game, signer, seed_secret=False)
     game.supply_client_seed(None, "spec example client seed")
     play_bots(game)
     return build_log(opened, game, signer)
+
+
+CHAIN_SEEDS = {0: "ann's seed", 2: "bo's seed"}
+
+
+def _u32(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def _field(text: str) -> bytes:
+    data = text.encode("utf-8")
+    return _u32(len(data)) + data
+
+
+def chain_vector() -> dict:
+    """A version 2 game of two humans (seats 0 and 2) and a bot, abandoned by the second human on its first
+    turn: both humans commit (seat 2 first) and reveal, seat 0 plays a turn, the bot its turn, seat 2 rolls and
+    gives up.  With h_n after every event and two move receipts (SPEC §5.6)."""
+    signer = Signer.from_private_bytes(VECTOR_KEY)
+    seats = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}, {"type": "human", "name": "bo"}]
+    game = Game(Setup.build("spec-example-2", "yacht", seats), hashlib.sha256(b"fairdice spec example 2").digest())
+    opened = open_log(game, signer, seed_secret=False)
+    salts = {s: hashlib.sha256(f"fairdice spec example salt {s}".encode()).hexdigest() for s in CHAIN_SEEDS}
+    commitments = {s: hashlib.sha256(bytes.fromhex(salts[s]) + CHAIN_SEEDS[s].encode()).hexdigest()
+                   for s in CHAIN_SEEDS}
+    for seat in (2, 0):
+        game.commit_client_seed(seat, commitments[seat])
+    for seat in (0, 2):
+        game.supply_client_seed(seat, CHAIN_SEEDS[seat], salts[seat])
+    game.roll(0)
+    game.roll(0, [0, 1])
+    game.score(0, max(game.scoring_options(), key=lambda c: game.scoring_options()[c].points))
+    play_bots(game)
+    game.roll(2)
+    game.abandon(2, "player")
+    log = build_log(opened, game, signer)
+    head = log["header"]
+    steps, chain = [], Chain.start(head)
+    for n, event in enumerate([None] + log["events"]):
+        if event is not None:
+            chain = chain.extend([event])
+        steps.append({"events": n, "last_event": event and event["type"], "chain": chain.digest.hex()})
+    receipts = [signer.sign_receipt(head["game_id"], n, bytes.fromhex(steps[n]["chain"]))
+                for n in (5, len(log["events"]))]  # the answers to the last reveal and to the abandon
+    return {
+        "about": "SPEC \u00a75.6: the hash chain h_0..h_n of a version 2 log and two move receipts, signed with "
+                 "the vector key of log_short.json. h_0 = SHA-256(h0_input); h_i = SHA-256(h_(i-1) || "
+                 "canonical(event i-1)); a receipt signs receipt_message.",
+        "private_key": VECTOR_KEY.hex(), "public_key": signer.public_key.hex(), "key_id": signer.key_id,
+        "client_seeds": [{"seat": s, "client_seed": CHAIN_SEEDS[s], "salt": salts[s], "commitment": commitments[s]}
+                         for s in CHAIN_SEEDS],
+        "log": log,
+        "h0_input": (_field(CHAIN_LABEL) + _field(head["game_id"]) + canonical(head)).hex(),
+        "chain": steps,
+        "receipts": [{"receipt": r, "message": receipt_message(r["game_id"], r["events"],
+                                                               bytes.fromhex(r["chain"])).hex()}
+                     for r in receipts],
+    }
 
 
 def build() -> dict[str, str]:
@@ -373,6 +434,7 @@ def build() -> dict[str, str]:
         "log_short.json": short_log(),
         "bots.json": bot_identities(),
         "public_seed.json": public_seed_games(),
+        "chain.json": chain_vector(),
     }
     out = {HERE / name: json.dumps(doc, indent=1, ensure_ascii=False) + "\n" for name, doc in files.items()}
     files["client_seed_rule.json"] = client_seed_rule()  # escaped: its examples are made of invisible characters
@@ -492,7 +554,31 @@ def render(files: dict) -> str:
               "| game | game id | server seed | client seed |", "|---|---|---|---|"]
     lines += [f"| {g['index']} | `{g['game_id']}` | `{g['server_seed']}` | `{g['client_seed']}` |"
               for g in pub["games"]]
+    lines += [""] + render_chain(files["chain.json"])
     return "\n".join(lines) + "\n\n"
+
+
+def render_chain(vec: dict) -> list[str]:
+    """SPEC §8.8: a version 2 log with commit and reveal, its hash chain and two move receipts."""
+    log = vec["log"]
+    seeds = "; ".join(f"seat {c['seat']}: client seed `{c['client_seed']}`, salt `{c['salt']}`, commitment "
+                      f"`{c['commitment']}`" for c in vec["client_seeds"])
+    lines = ["### 8.8 Commit and reveal, the hash chain, move receipts (`chain.json`)", "",
+             "A version 2 game of `yacht`: two humans (seats 0 and 2) and the `greedy` bot (seat 1). Both humans "
+             "commit (seat 2 first), then reveal; seat 0 plays a turn, the bot its turn, and seat 2 rolls once and "
+             f"abandons. Signed with the key of §8.4 (public key `{vec['public_key']}`); its server seed is SHA-256 "
+             "of the ASCII text `fairdice spec example 2`. The salt of seat s is SHA-256 of the ASCII text "
+             f"`fairdice spec example salt s`. {seeds}.", "", "```json", render_log(log), "```", "",
+             "`h_0` is SHA-256 of `field(\"fairdice-chain/v2\") || field(game_id) || canonical(header)`, these "
+             f"{len(vec['h0_input']) // 2} bytes:", "", f"`{vec['h0_input']}`", "",
+             "| n | event n−1 | h_n |", "|---|---|---|"]
+    lines += [f"| {s['events']} | {s['last_event'] and '`' + s['last_event'] + '`' or '—'} | `{s['chain']}` |"
+              for s in vec["chain"]]
+    lines += ["", "Two move receipts, each with the bytes it signs "
+                  "(`field(\"fairdice-receipt/v2\") || field(game_id) || u32(n) || h_n`):", ""]
+    for r in vec["receipts"]:
+        lines += [f"- `{json.dumps(r['receipt'])}`", "", f"  signed message `{r['message']}`", ""]
+    return lines[:-1]
 
 
 def main(argv) -> int:

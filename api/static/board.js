@@ -1,0 +1,250 @@
+// The game screen drawn from a view (state.js) in the player's language: dice, the player's boxes, the score
+// card of every seat, the last turns and the status line. Each function takes one `ctx`:
+//   {t (translator), rules, seat (the player's), view, held (Set of positions), busy, animating,
+//    hint ({hold?, category?, text}), highlight ({seat, category}), touch (coarse pointer)}
+// and draws; nothing here fetches or decides.
+
+import { $, $$, h } from "./dom.js";
+import { boxLabel, rulesName } from "./rules.js";
+import { canHold, isOver, isTurnOf, MAX_ROLLS, progress, turnsOf } from "./state.js";
+
+/** {who: "me" | "bot" | "other", name} of a seat, for the catalogue's choices. */
+export function speaker(ctx, i) {
+  if (i === ctx.seat) return { who: "me", name: ctx.t.t("seat.label", { who: "me" }) };
+  const s = ctx.view.seats[i];
+  if (!s) return { who: "other", name: `#${i}` };
+  if (s.type === "bot") return { who: "bot", name: botName(ctx.t, s.bot) };
+  return { who: "other", name: s.name };
+}
+
+export function botName(t, id) {
+  return t.has(`bot.${id}.name`) ? t.t(`bot.${id}.name`) : id;
+}
+
+/** A seat as a noun: "You", "EV bot", a player's name. */
+export const seatLabel = (ctx, i) => ctx.t.t("seat.label", speaker(ctx, i));
+
+export const myTurn = (ctx) => isTurnOf(ctx.view, ctx.seat) && !ctx.animating;
+
+const box = (ctx, id) => boxLabel(ctx.t, ctx.rules, id);
+
+export function gameTitle(ctx) {
+  const { t, view, rules } = ctx;
+  const bot = view.seats.find((s, i) => i !== ctx.seat && s.type === "bot");
+  const other = view.seats.find((s, i) => i !== ctx.seat);
+  const opponent = !other ? "solo" : "other";
+  return t.t("game.title", { opponent, rules: rulesName(t, rules, view.rules), bot: bot ? botName(t, bot.bot) : other ? other.name : "" });
+}
+
+export function roundText(ctx) {
+  const { t, view } = ctx;
+  const { filled, total } = progress(view, ctx.seat);
+  if (view.status === "finished") return t.t("game.round.finished", { count: total });
+  if (view.status === "abandoned") return t.t("game.round.abandoned", { count: filled, total });
+  if (view.status !== "playing") return t.t("game.round.waiting");
+  // the turn being played (the bot's too); between two turns, the player's next one
+  return t.t("game.turn", { turn: Math.min(view.turn || filled + 1, total), total });
+}
+
+export function statusText(ctx) {
+  const { t, view } = ctx;
+  if (view.status === "finished") return t.t("status.over");
+  if (view.status === "abandoned") return t.t("status.abandoned");
+  if (view.status !== "playing" || view.current_seat === null) return t.t("status.waiting");
+  if (view.current_seat !== ctx.seat) return t.t("status.othersTurn", speaker(ctx, view.current_seat));
+  if (view.rolls_made === 0) return t.t("status.roll");
+  if (view.rolls_left === 0) return t.t("status.lastRoll");
+  return t.t("status.holdOrPick", { input: ctx.touch ? "touch" : "other" });
+}
+
+// ------------------------------------------------------------------ dice
+
+/** The five dice buttons, made once; `onToggle(position)` holds or frees one. */
+export function makeDice(container, onToggle) {
+  container.replaceChildren(...[0, 1, 2, 3, 4].map((i) => h("button.die", {
+    type: "button", "data-pos": String(i), "data-face": "0", "data-testid": "die", onclick: () => onToggle(i),
+  }, Array.from({ length: 9 }, () => h("i", { "aria-hidden": "true" })), h("span.key", { "aria-hidden": "true" }, String(i + 1)))));
+}
+
+export function renderDice(ctx, container) {
+  const { t, view } = ctx;
+  const hasDice = view.dice && view.dice.length === 5;
+  const holdable = canHold(view, ctx.seat) && !ctx.animating;
+  $$(".die", container).forEach((btn, i) => {
+    const face = hasDice ? view.dice[i] : 0;
+    if (!btn.classList.contains("tumbling")) btn.dataset.face = String(face);
+    // held means "kept for the next roll": shown while a roll can follow, and while one is played out
+    const held = ctx.held.has(i) && (holdable || ctx.animating);
+    btn.classList.toggle("held", held);
+    btn.classList.toggle("blank", !hasDice);
+    btn.classList.toggle("hinted", !!(ctx.hint && ctx.hint.hold && ctx.hint.hold.includes(i)) && holdable);
+    btn.dataset.held = t.t("dice.held");
+    btn.setAttribute("aria-pressed", held ? "true" : "false");
+    btn.disabled = !holdable || ctx.busy;
+    btn.setAttribute("aria-label", t.t("dice.label", { state: !hasDice ? "blank" : held ? "held" : "free", n: i + 1, face }));
+  });
+}
+
+export function renderControls(ctx, els) {
+  const { t, view } = ctx;
+  const mine = myTurn(ctx);
+  els.roll.disabled = !(mine && view.rolls_left > 0) || ctx.busy;
+  els.roll.dataset.rollsMade = mine ? String(view.rolls_made) : ""; // for tests and styles: where the turn is
+  els.rollsLeft.textContent = view.status === "playing" && view.current_seat === ctx.seat
+    ? t.t("game.rollsLeft", { count: view.rolls_left }) : "";
+  els.hint.hidden = ctx.hintRoute === false || view.status !== "playing";
+  els.hint.disabled = !mine || ctx.busy;
+  els.hintText.textContent = ctx.hint ? ctx.hint.text : "";
+  els.hintText.hidden = !ctx.hint;
+}
+
+// ------------------------------------------------------------------ the player's boxes
+
+/** What the player may record now: the server's options, on the player's turn after a roll. */
+function optionsNow(ctx) {
+  return myTurn(ctx) && ctx.view.rolls_made > 0 ? ctx.view.options || {} : {};
+}
+
+/** One tile per box of the player's card, in table order (made once per game, then updated in place). */
+export function renderBoxes(ctx, container, onPick) {
+  const { t, view, rules } = ctx;
+  const cats = rules.categories;
+  const key = `${view.game_id}:${cats.map((c) => c.id).join(",")}:${t.lang}`;
+  if (container.dataset.key !== key) {
+    const tile = (c) => h("button.box", { type: "button", "data-category": c.id, "data-testid": `box-${c.id}`, onclick: () => onPick(c.id) },
+      h("span.box-name", box(ctx, c.id)), h("span.box-value"));
+    container.replaceChildren(
+      h("div.box-grid.upper", cats.filter((c) => c.section === "upper").map(tile)),
+      h("p.upper-line"),
+      h("div.box-grid.lower", cats.filter((c) => c.section !== "upper").map(tile)));
+    container.dataset.key = key;
+  }
+  const me = view.seats[ctx.seat];
+  const options = optionsNow(ctx);
+  for (const btn of $$("button.box", container)) {
+    const id = btn.dataset.category;
+    const name = box(ctx, id);
+    const filled = me.card[id];
+    const o = options[id];
+    const value = $(".box-value", btn);
+    btn.className = "box";
+    if (filled !== null && filled !== undefined) {
+      btn.classList.add("filled");
+      if (filled === 0) btn.classList.add("zero");
+      value.textContent = t.number(filled);
+      btn.disabled = true;
+      btn.setAttribute("aria-label", t.t("box.filled", { box: name, points: filled }));
+    } else if (o) {
+      const pts = o.points + (o.yahtzee_bonus || 0);
+      btn.classList.add(pts > 0 ? "pos" : "zero");
+      value.textContent = t.number(o.points) + (o.yahtzee_bonus ? ` +${t.number(o.yahtzee_bonus)}` : "")
+        + (o.joker ? ` ${t.t("box.joker")}` : "");
+      btn.disabled = ctx.busy;
+      btn.setAttribute("aria-label", t.t("box.pick", { box: name, points: o.points, bonus: o.yahtzee_bonus || 0 }));
+    } else {
+      const closed = myTurn(ctx) && view.rolls_made > 0;
+      btn.classList.add(closed ? "closed" : "open");
+      value.textContent = closed ? "–" : "";
+      btn.disabled = true;
+      btn.setAttribute("aria-label", t.t(closed ? "box.closed" : "box.open", { box: name }));
+    }
+    btn.classList.toggle("hinted", !!(ctx.hint && ctx.hint.category === id));
+    btn.classList.toggle("flash", !!(ctx.highlight && ctx.highlight.seat === ctx.seat && ctx.highlight.category === id));
+  }
+  $(".upper-line", container).textContent = upperLine(ctx, me);
+}
+
+function upperLine(ctx, seat) {
+  const { t, rules } = ctx;
+  const { upper, upper_bonus: got } = seat.totals;
+  const threshold = rules.upper_threshold;
+  const head = t.t("boxes.upper", { sum: upper, threshold });
+  const upperOpen = rules.categories.some((c) => c.section === "upper" && seat.card[c.id] === null);
+  const tail = got ? t.t("boxes.bonusGot", { bonus: got })
+    : upperOpen ? t.t("boxes.bonusToGo", { bonus: rules.upper_bonus, count: Math.max(0, threshold - upper) })
+      : t.t("boxes.bonusMissed");
+  return `${head} · ${tail}`;
+}
+
+// ------------------------------------------------------------------ every seat's card
+
+export function renderScorecard(ctx, table) {
+  const { t, view, rules } = ctx;
+  const me = ctx.seat;
+  const order = [me, ...view.seats.map((_, i) => i).filter((i) => i !== me)];
+  const head = h("thead", h("tr", h("th", { scope: "col" }, t.t("card.box")),
+    order.map((i) => h("th", { scope: "col", class: view.current_seat === i && view.status === "playing" ? "turn" : "" }, seatLabel(ctx, i)))));
+  const cell = (i, id) => {
+    const val = view.seats[i].card[id];
+    const flash = ctx.highlight && ctx.highlight.seat === i && ctx.highlight.category === id;
+    if (val === null || val === undefined) return h("td.open");
+    return h("td", { class: `filled${val === 0 ? " zero" : ""}${flash ? " flash" : ""}` }, t.number(val));
+  };
+  const row = (c) => h("tr.cat", { "data-category": c.id }, h("th", { scope: "row" }, box(ctx, c.id)), order.map((i) => cell(i, c.id)));
+  const sumRow = (label, fn, cls = "") => h("tr.sum", { class: cls }, h("th", { scope: "row" }, label), order.map((i) => h("td", fn(view.seats[i]))));
+  const threshold = rules.upper_threshold;
+  const body = h("tbody",
+    rules.categories.filter((c) => c.section === "upper").map(row),
+    sumRow(t.t("card.upper"), (s) => {
+      const up = s.totals.upper;
+      const bar = h("span.bar", { "aria-hidden": "true" }, h("span"));
+      bar.firstChild.style.width = `${Math.min(100, (up / threshold) * 100)}%`;
+      if (s.totals.upper_bonus) bar.classList.add("done");
+      return [h("span.upper-val", t.number(up), h("small", ` / ${t.number(threshold)}`)), bar];
+    }, "upper-sum"),
+    sumRow(t.t("card.bonus", { bonus: rules.upper_bonus }), (s) => {
+      if (s.totals.upper_bonus) return h("span.good", `+${t.number(s.totals.upper_bonus)}`);
+      const upperOpen = rules.categories.some((c) => c.section === "upper" && s.card[c.id] === null);
+      return upperOpen ? h("small.muted", t.t("card.toGo", { count: Math.max(0, threshold - s.totals.upper) })) : h("span.muted", "0");
+    }),
+    rules.categories.filter((c) => c.section !== "upper").map(row),
+    rules.yahtzee_bonus ? sumRow(t.t("card.yahtzeeBonus"), (s) => t.number(s.totals.yahtzee_bonus)) : null,
+    sumRow(t.t("card.lower"), (s) => t.number(s.totals.lower)));
+  const foot = h("tfoot", h("tr.total", h("th", { scope: "row" }, t.t("card.total")), order.map((i) => h("td", t.number(view.seats[i].totals.total)))));
+  table.replaceChildren(h("caption.sr", t.t("card.caption")), head, body, foot);
+}
+
+/** The turn and every seat's total in one line (on a phone, where the card is further down). */
+export function renderStrip(ctx, el) {
+  const order = [ctx.seat, ...ctx.view.seats.map((_, i) => i).filter((i) => i !== ctx.seat)];
+  el.replaceChildren(h("span.round", roundText(ctx)), ...order.map((i) => h("span", {
+    class: ctx.view.current_seat === i && ctx.view.status === "playing" ? "turn" : "",
+  }, ctx.t.t("strip.scores", { name: seatLabel(ctx, i), total: ctx.view.seats[i].totals.total }))));
+}
+
+// ------------------------------------------------------------------ the last turns
+
+export function miniDice(roll) {
+  return h("span.mini", (roll.dice || []).map((d, p) => h("span.mini-die", { class: roll.hold.includes(p) ? "kept" : "" }, String(d))));
+}
+
+export function renderMoves(ctx, list, boxEl) {
+  const { t } = ctx;
+  const turns = turnsOf(ctx.view.events);
+  list.replaceChildren(...turns.slice(-6).reverse().map((g) => h("li", { class: g.seat === ctx.seat ? "me" : "" },
+    h("span.who", t.t("moves.who", { who: seatLabel(ctx, g.seat), turn: g.turn })),
+    h("span.seq", g.rolls.map(miniDice)),
+    g.score ? h("span.scored", t.t("moves.scored", { box: box(ctx, g.score.category), points: g.score.points })
+      + (g.score.yahtzee_bonus ? ` +${t.number(g.score.yahtzee_bonus)}` : ""))
+      : h("span.muted", t.t("moves.pending")))));
+  boxEl.hidden = !turns.length;
+}
+
+/** Every part of the game screen that depends on the view. */
+export function renderBoard(ctx, els, onPick) {
+  els.game.dataset.status = ctx.view.status;
+  els.title.textContent = gameTitle(ctx);
+  els.round.textContent = roundText(ctx);
+  els.commit.textContent = ctx.t.t("game.commitChip", { short: `${ctx.view.commitment.slice(0, 8)}…` });
+  els.commit.title = ctx.t.t("game.commitTitle", { commitment: ctx.view.commitment });
+  els.abandon.hidden = isOver(ctx.view);
+  renderDice(ctx, els.dice);
+  renderControls(ctx, els);
+  renderBoxes(ctx, els.boxes, onPick);
+  renderScorecard(ctx, els.card);
+  renderStrip(ctx, els.strip);
+  renderMoves(ctx, els.moves, els.movesBox);
+  if (!ctx.animating) els.status.textContent = statusText(ctx);
+}
+
+export { MAX_ROLLS };

@@ -1,0 +1,126 @@
+// A verification report (verify.js) shown in the player's language: the verdict, every check by its id,
+// each failure from its structured fields ({check, event, field, expected, found}), the seeds, the roll-off
+// and every roll. verify.js's English details are used only for a check id the catalogue does not know.
+
+import { h } from "./dom.js";
+import { boxLabel } from "./rules.js";
+import { miniDice } from "./board.js";
+
+const SHOWN_PER_CHECK = 3;
+const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+
+function tick(t, ok) {
+  const [cls, key, mark] = ok === true ? ["ok", "pass", "✓"] : ok === false ? ["bad", "fail", "✗"] : ["na", "na", "–"];
+  return h("span.tick", { role: "img", class: cls, "aria-label": t.t(`verify.tick.${key}`) }, mark);
+}
+
+const checkName = (t, id) => (t.has(`check.${id}`) ? t.t(`check.${id}`) : id);
+
+export function failureText(t, f) {
+  if (f.check === "seed.revealed") return t.t("failure.notOver");
+  return t.t("verify.failure", { at: f.event === null ? "none" : "event", event: f.event, field: f.field,
+    expected: show(f.expected), found: show(f.found) });
+}
+
+function failuresOf(t, report, id) {
+  const mine = report.failures.filter((f) => f.check === id);
+  const more = mine.length - SHOWN_PER_CHECK + ((report.unlisted || {})[id] || 0);
+  return mine.slice(0, SHOWN_PER_CHECK).map((f) => failureText(t, f)).join("; ")
+    + (more > 0 ? t.t("verify.more", { count: more }) : "");
+}
+
+function passText(t, c, report, names) {
+  const doc = report.document || {};
+  const header = doc.header || {};
+  const start = (doc.events || []).find((e) => e && e.type === "start");
+  const params = {
+    "log.key": { key: header.key_id },
+    "seed.revealed": { seed: doc.final && doc.final.server_seed },
+    "client_seed.valid": { count: report.clientSeeds.length },
+    "start.first": { random: header.first === "random" ? "yes" : "no", who: start ? names(start.first) : "" },
+    "roll.dice": { count: report.rolls.length },
+    "score.points": { count: report.scores.length },
+    "game.complete": { status: report.status },
+    "bot.identity": { bots: (header.seats || []).some((s) => s && s.type === "bot") ? "some" : "none" },
+  }[c.id] || {};
+  const key = c.id === "log.key" ? (report.trusted ? "pass.log.key.trusted" : "pass.log.key.own") : `pass.${c.id}`;
+  return t.has(key) ? t.t(key, params) : c.detail;
+}
+
+function checkDetail(t, c, report, names) {
+  if (c.id === "seed.secret") return t.t("note.seed.secret");
+  if (c.ok === false) return failuresOf(t, report, c.id);
+  if (c.ok === true) return passText(t, c, report, names);
+  if (c.status === "unchecked") {
+    if (c.id === "bot.decision") return t.t("unchecked.bot.decision");
+    return c.id.startsWith("sig.") ? t.t("unchecked.sig") : t.t("unchecked.other");
+  }
+  return report.failures.length ? t.t("verify.stopped") : t.t("unchecked.other");
+}
+
+/** The verdict line: passed, failed (which checks), or not fully checked here. */
+export function summaryText(t, report) {
+  const names = (ok) => t.list(report.checks.filter((c) => c.ok === ok && c.status !== "note").map((c) => checkName(t, c.id)));
+  if (report.ok === true) {
+    const good = report.rolls.filter((r) => r.ok).length;
+    return t.t("verify.summary.pass", { good, count: report.rolls.length });
+  }
+  if (report.ok === false) return t.t("verify.summary.fail", { checks: names(false) });
+  return t.t("verify.summary.partial", { checks: names(null) });
+}
+
+/** Why a file is not a log: the headline, the reason, and verify.js's own words as a technical detail. */
+export function renderNotLog({ t, box, summaryEl, host, notLog }) {
+  host.dataset.verdict = "fail";
+  summaryEl.textContent = t.t("notLog.title");
+  const technical = notLog.detail ? [h("details.technical", h("summary", t.t("verify.technical")), h("code", notLog.detail))] : [];
+  box.replaceChildren(h("p.bad", { "data-testid": "not-a-log" }, t.t(`notLog.${notLog.reason}`)), ...technical);
+}
+
+/**
+ * Show a report in `box`, its verdict in `summaryEl`, and `data-verdict` on `host` (pass, fail, partial).
+ * `names(seat)`: how to call a seat; `rules`: the merged rule set of the log (for box names).
+ */
+export function renderReport({ t, box, summaryEl, host, report, names, rules }) {
+  host.dataset.verdict = report.ok === true ? "pass" : report.ok === false ? "fail" : "partial";
+  summaryEl.textContent = summaryText(t, report);
+  const log = report.document;
+  const checks = h("ul.checks", report.checks.map((c) => h("li", { "data-check": c.id, class: c.ok === false ? "bad" : "" }, tick(t, c.ok),
+    h("span", h("strong", checkName(t, c.id)), h("span.detail", checkDetail(t, c, report, names))))));
+  const seeds = h("dl.seeds", h("dt", t.t("verify.clientSeeds", { count: report.clientSeeds.length })),
+    h("dd", report.clientSeeds.map((s) => h("code", s))));
+
+  const firstFailure = new Map();
+  for (const f of report.failures) if (f.event !== null && !firstFailure.has(f.event)) firstFailure.set(f.event, failureText(t, f));
+  const scores = new Map();
+  log.events.forEach((e, i) => { if (e && e.type === "score") scores.set(`${e.seat}:${e.turn}`, { ...e, index: i }); });
+  const groups = new Map();
+  for (const r of report.rolls) {
+    const k = `${r.seat}:${r.turn}`;
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(r);
+  }
+  const list = h("ol.rolls");
+  for (const [k, rolls] of groups) {
+    const [seat, turn] = k.split(":").map(Number);
+    const sc = scores.get(k);
+    const scoreBad = sc && firstFailure.has(sc.index);
+    list.append(h("li", { class: rolls.every((r) => r.ok) && !scoreBad ? "" : "bad" },
+      h("span.who", t.t("verify.turn", { turn, who: names(seat) })),
+      h("span.seq", rolls.map((r) => h("span.roll", { "data-event": String(r.index), class: r.ok ? "ok" : "bad",
+        title: r.ok ? t.t("verify.rederived") : firstFailure.get(r.index) || "" }, miniDice(r), tick(t, r.ok)))),
+      sc ? h("span.scored", { title: scoreBad ? firstFailure.get(sc.index) : "" },
+        `${boxLabel(t, rules, sc.category)} ${t.number(sc.points)}`, scoreBad ? [" ", tick(t, false)] : null) : null));
+  }
+  const manyRounds = report.rolloff.some((x) => x.round > 1);
+  const rolloff = report.rolloff.length ? h("div.rolloff", h("strong", t.t("verify.rolloff")),
+    h("ul", report.rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },
+      h("span.who", manyRounds ? t.t("verify.rolloffRound", { round: r.round, who: names(r.seat) }) : names(r.seat)),
+      miniDice({ dice: r.dice || [], hold: [] }),
+      h("span.muted", `= ${t.number((r.dice || []).reduce((a, b) => a + b, 0))}`), tick(t, r.ok))))) : null;
+  const good = report.rolls.filter((r) => r.ok).length;
+  // the list scrolls inside its own box: a keyboard reaches it (tabindex) and a screen reader names it
+  const scroller = h("div.rolls-scroll", { tabindex: "0", role: "region", "aria-label": t.t("verify.rollsRegion"), "data-testid": "rolls" }, list);
+  box.replaceChildren(...[checks, seeds, rolloff].filter(Boolean), h("details.rolls-box", { open: true },
+    h("summary", t.t("verify.rolls", { good, count: report.rolls.length })), scroller));
+}

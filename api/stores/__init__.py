@@ -1,0 +1,1 @@
+"""The stores behind `api.store`: the interface (base.py), SQLite (sqlite.py), PostgreSQL (postgres.py)."""

@@ -1,0 +1,17 @@
+"""The `optimal` bot: an exact dynamic programme that maximises the expected final score of the seat's card.
+
+- `programme`: the pure DP, rules in, table values (and second moments) out; its module doc says how the
+  arithmetic is exact and machine-independent.
+- `table_format`: canonical bytes, header, SHA-256, the shipped manifest.
+- `policy`: the `Optimal` policy given solved tables, and the table source the edges provide.
+
+The table cache (environment, files, locks, processes) is an edge: `fairdice.edges.table_cache`.
+
+Start values: classic13 254.5877 (sd 59.61), yatzy 248.4400 (sd 38.50), yacht 191.7744 (sd 37.86).
+Classic13's often-quoted 254.5896 (Verhoeff) assumes a looser joker convention; under the forced joker of
+RULES.md the optimum is 254.5877, and both round to 254.59.
+"""
+
+from .policy import Optimal, SolvedTable, provide_tables, state_of, table_for
+
+__all__ = ["Optimal", "SolvedTable", "provide_tables", "state_of", "table_for"]

@@ -1,0 +1,91 @@
+"""Move receipts (SPEC §5.6): the server's signed word, given with every answer to a move, that the game's history
+had n events hashing to h_n. A final log that departs from any receipt the player collected is caught here: the
+operator cannot rewrite a move once it has answered it.
+
+    h_0 = SHA-256(field("fairdice-chain/v2") || field(game_id) || canonical(header))
+    h_i = SHA-256(h_(i-1) || canonical(event_(i-1)))
+    signed: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from . import keys, strictjson
+from .reading import UnusableFile, read_bytes
+from .spec import canonical, field, u32
+
+CHAIN_LABEL, RECEIPT_LABEL = "fairdice-chain/v2", "fairdice-receipt/v2"
+FIELDS = {"game_id", "events", "chain", "key_id", "signature"}
+HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (16, 64, 128)}
+
+
+class MoveReceiptError(ValueError):
+    """A receipts file that cannot be used (the message names the receipt and the field)."""
+
+
+def chain_digests(header: dict, events: list) -> list[bytes]:
+    """[h_0, h_1, ..., h_n] of a log."""
+    digest = hashlib.sha256(field(CHAIN_LABEL) + field(header["game_id"]) + canonical(header)).digest()
+    out = [digest]
+    for event in events:
+        digest = hashlib.sha256(digest + canonical(event)).digest()
+        out.append(digest)
+    return out
+
+
+def signed_bytes(game_id: str, n: int, digest: bytes) -> bytes:
+    return field(RECEIPT_LABEL) + field(game_id) + u32(n) + digest
+
+
+def _well_formed(i: int, rc) -> dict:
+    where = f"receipts[{i}]"
+    if type(rc) is not dict:
+        raise MoveReceiptError(f"{where}: a move receipt is a JSON object")
+    if rc.keys() != FIELDS:
+        raise MoveReceiptError(f"{where}: expected exactly the fields {sorted(FIELDS)}, found {sorted(rc)}")
+    if type(rc["game_id"]) is not str or type(rc["events"]) is not int or not 0 <= rc["events"] < 2 ** 32:
+        raise MoveReceiptError(f"{where}: game_id must be a string and events a count of events")
+    for name, n in (("chain", 64), ("key_id", 16), ("signature", 128)):
+        if type(rc[name]) is not str or not HEX[n].fullmatch(rc[name]):
+            raise MoveReceiptError(f"{where}.{name}: expected {n} lowercase hex digits")
+    return rc
+
+
+def load_move_receipts(path: str) -> list[dict]:
+    """The move receipts in a file: a JSON array of them (as `fairdice play --save-receipts` writes)."""
+    try:
+        doc = strictjson.loads(read_bytes(path))
+    except (UnusableFile, strictjson.StrictJSONError) as e:
+        raise MoveReceiptError(str(e)) from None
+    if type(doc) is not list:
+        raise MoveReceiptError("a JSON array of move receipts is expected")
+    return [_well_formed(i, rc) for i, rc in enumerate(doc)]
+
+
+def check_move_receipts(verification, receipts: list[dict], signers: list[bytes]) -> None:
+    """receipt.chain: every receipt is of this game, within its history, hashing to the log's h_n, and signed by
+    a trusted key. Failures go to `verification.fail`, one per receipt that departs."""
+    doc = verification.doc
+    h, events = doc["header"], doc["events"]
+    digests = None
+    for i, rc in enumerate(receipts):
+        where = f"receipts[{i}]"
+        if rc["game_id"] != h["game_id"]:
+            verification.fail("receipt.chain", None, f"{where}.game_id", h["game_id"], rc["game_id"])
+            continue
+        if not any(keys.signature_valid(k, rc["signature"], signed_bytes(rc["game_id"], rc["events"],
+                                                                         bytes.fromhex(rc["chain"])))
+                   for k in signers):
+            verification.fail("receipt.chain", None, f"{where}.signature", "a signature by the trusted key",
+                              rc["signature"])
+            continue
+        if rc["events"] > len(events):
+            verification.fail("receipt.chain", None, f"{where}.events",
+                              f"at most the log's {len(events)} events (the server acknowledged more)", rc["events"])
+            continue
+        digests = digests or chain_digests(h, events)
+        if digests[rc["events"]].hex() != rc["chain"]:
+            verification.fail("receipt.chain", rc["events"] - 1 if rc["events"] else None, f"{where}.chain",
+                              digests[rc["events"]].hex(), rc["chain"])
+    verification.passed("receipt.chain")
