@@ -58,3 +58,47 @@ def test_too_few_games_are_not_tested(n, expected):
     a = audit.Audit()
     a.scores[("yacht", "greedy")] = [134] * n
     assert len(a.bot_tests()) == expected
+
+
+def abandon_games(tmp_path, selective: bool, games: int = 30):
+    """Games of a human against the greedy bot, each ended by the server on a "timeout" at some turn: either the
+    first moment the human leads from turn 4 on (the dishonest server's lever), or a turn fixed in advance."""
+    import random
+
+    from fairdice.bots import play_bots
+    from fairdice.game import Game, Setup
+    from fairdice.log import build_log, open_log
+    from test_verifier_support import SIGNER
+    rng = random.Random(5)
+    for g in range(games):
+        setup = Setup.build(f"abandon-{g}", "yacht", [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}])
+        game = Game(setup, server_seed=bytes([g]) * 32)
+        opened = open_log(game, SIGNER)
+        game.supply_client_seed(0, f"seed {g}")
+        stop_at = rng.randint(4, 11)
+        while not game.over:
+            if game.turn >= 4 and game.current_seat == 0 and game.rolls_made == 0:
+                human_ahead = game.totals(0).total > game.totals(1).total
+                if (selective and human_ahead) or (not selective and game.turn == stop_at):
+                    game.abandon(None, "timeout")
+                    break
+            if game.current_seat == 1:
+                play_bots(game)
+            elif game.rolls_made == 0:
+                game.roll(0)
+            else:
+                game.score(0, max(game.scoring_options(), key=lambda c: game.scoring_options()[c].points))
+        write(tmp_path, f"g{g}.json", build_log(opened, game, SIGNER))
+
+
+@pytest.mark.parametrize("selective", [True, False])
+def test_a_server_that_abandons_the_games_its_bot_is_losing_is_a_finding(capsys, tmp_path, selective):
+    abandon_games(tmp_path, selective)
+    code, rep = audit_of(capsys, "--no-check-bots", tmp_path)
+    test = rep["abandons"]["selective"]
+    assert test["server_abandons"] >= 5 and 0 < test["baseline_bot_behind"] < 1
+    if selective:
+        assert test["bot_behind"] == test["server_abandons"] and test["verdict"] == "SELECTIVE" and code == 1
+        assert any("abandons the games its bot is losing" in f for f in rep["findings"])
+    else:
+        assert test["verdict"] == "as often as the bot is behind" and not any("abandon" in f for f in rep["findings"])

@@ -13,7 +13,13 @@ mean and standard deviation of PUBLISHED_GAMES solitaire games per bot and rule 
 plays better than its policy (one that saw the future dice) or worse shows as a mean out of line:
 for each (rule set, bot) with at least MIN_BOT_GAMES finished games, a two-sided z-test of the
 mean against the published one, with the standard error of both samples, rejected at the
-family-wise level ALPHA over the pairs tested (Bonferroni)."""
+family-wise level ALPHA over the pairs tested (Bonferroni).
+
+Abandons are counted by who abandoned (a seat, the server, the operator of a bots-only game), why, and who was
+ahead at the time (the best bot's total against the best human's). The server's lever is to abandon the games its
+bot is losing: among the server's abandons of games of bots and humans, the share where a human was ahead is
+tested, one-sided and exactly (binomial), against the share of all moments (each box filled, in every verified
+game of bots and humans) at which a human was ahead; a p below ALPHA is a finding."""
 
 from __future__ import annotations
 
@@ -34,6 +40,7 @@ PUBLISHED = {
     "optimal": {"yacht": (192.04, 38.17), "yatzy": (248.38, 38.38), "classic13": (254.23, 59.53)},
 }
 MIN_BOT_GAMES = 10
+MIN_SERVER_ABANDONS = 5  # server abandons of games of bots and humans before the selective-abandon test runs
 
 
 def chi2_sf_df5(x: float) -> float:
@@ -77,6 +84,8 @@ class Audit:
         self.scores = defaultdict(list)  # (rules, player) -> totals
         self.seen = {"commitment": defaultdict(list), "server_seed": defaultdict(list),
                      "seed_pair": defaultdict(list)}
+        self.abandons = defaultdict(int)  # (by, reason, standing) -> games
+        self.moments = defaultdict(int)  # standing -> boxes filled at which it held (games of bots and humans)
 
     def add(self, r) -> None:
         """Add one Result (verified with audit=True)."""
@@ -103,6 +112,25 @@ class Audit:
                     mine[f] += theirs[f]
         for player, total in zip(a["players"], a.get("totals") or []):
             self.scores[(r.rules, player)].append(total)
+        for who, n in (a.get("standings") or {}).items():
+            self.moments[who] += n
+        if a.get("abandon"):
+            ab = a["abandon"]
+            self.abandons[(ab["by"], ab["reason"] or "-", ab["standing"] or "-")] += 1
+
+    def abandon_test(self) -> dict:
+        """Does the server abandon the games its bot is losing more often than its bot is losing at all?"""
+        by_server = {standing: n for (by, _, standing), n in self.abandons.items() if by == "server"}
+        n = sum(v for k, v in by_server.items() if k != "-")
+        k = by_server.get("human ahead", 0)
+        moments = sum(self.moments.values())
+        p0 = self.moments["human ahead"] / moments if moments else None
+        test = {"server_abandons": n, "bot_behind": k, "baseline_bot_behind": None if p0 is None else round(p0, 4),
+                "p": None, "verdict": "too few server abandons"}
+        if n >= MIN_SERVER_ABANDONS and p0 is not None:
+            test["p"] = sum(math.comb(n, j) * p0 ** j * (1 - p0) ** (n - j) for j in range(k, n + 1))
+            test["verdict"] = "SELECTIVE" if test["p"] < ALPHA else "as often as the bot is behind"
+        return test
 
     def uniformity(self) -> list[dict]:
         overall = [sum(row[f] for row in self.faces["seat"]) for f in range(6)]
@@ -174,6 +202,7 @@ class Audit:
     def report(self) -> dict:
         tests = self.uniformity()
         bots = self.bot_tests()
+        abandons = self.abandon_test()
         reuse, duplicates = self.reuse()
         return {
             "thresholds": {"family_alpha": ALPHA, "tests": len(FAMILY), "alpha_per_test": ALPHA_PER_TEST,
@@ -182,7 +211,14 @@ class Audit:
             "games": dict(self.status), "rolls": self.rolls, "fresh_dice": self.dice,
             "uniformity": tests, "reuse": reuse, "duplicate_files": duplicates,
             "scores": self.score_table(), "bots": bots,
-            "findings": self.findings(tests, reuse, bots),
+            "abandons": {"games": [{"by": by, "reason": reason, "standing": standing, "games": n}
+                                   for (by, reason, standing), n in sorted(self.abandons.items())],
+                         "selective": abandons},
+            "findings": self.findings(tests, reuse, bots) + (
+                [f"the server abandoned {abandons['bot_behind']} of {abandons['server_abandons']} games of bots and "
+                 f"humans while a human was ahead, against a share of {abandons['baseline_bot_behind']} of all "
+                 f"moments (p = {abandons['p']:.3g}): it abandons the games its bot is losing"]
+                if abandons["verdict"] == "SELECTIVE" else []),
         }
 
     @staticmethod
@@ -233,5 +269,14 @@ def text_report(rep: dict) -> str:
         for b in rep["bots"]:
             lines.append(f"  {b['rules']:<10}{b['bot']:<10}{b['n']:>7}{b['mean']:>9.2f}{b['published_mean']:>11.2f}"
                          f"{b['z']:>8.2f}{b['p']:>11.3g}  {b['verdict']}")
+    ab = rep["abandons"]
+    if ab["games"]:
+        lines.append("abandoned games, by who abandoned, why, and who was ahead (bots against humans):")
+        for row in ab["games"]:
+            lines.append(f"  {row['by']:<9}{row['reason']:<9}{row['standing']:<13}{row['games']:>7}")
+        s = ab["selective"]
+        lines.append(f"  the server's abandons with a human ahead: {s['bot_behind']} of {s['server_abandons']} "
+                     f"(a human is ahead at {s['baseline_bot_behind']} of all moments): {s['verdict']}"
+                     + (f" (p = {s['p']:.3g})" if s["p"] is not None else ""))
     lines.append("findings: " + ("; ".join(rep["findings"]) if rep["findings"] else "none"))
     return "\n".join(lines)

@@ -107,6 +107,8 @@ def game_lines(r, verbose: bool) -> list[str]:
         notes.append("bot decisions NOT checked")
     if r.seed_secret is False:
         notes.append("public seed")
+    if r.status == "abandoned" and r.abandoned_by:
+        notes.append(f"abandoned by {r.abandoned_by}")
     if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
@@ -122,6 +124,7 @@ def game_json(r) -> dict:
         return {"file": r.file, "error": r.error, "ok": False}
     return {"file": r.file, "game_id": r.game_id, "rules": r.rules, "status": r.status, "ok": r.ok,
             "signed": r.signed, "trusted_key": r.trusted, "seed_secret": r.seed_secret, "checks": r.checks,
+            "abandoned_by": r.abandoned_by, "bots_checked": r.bots_checked,
             "failures": [f.as_dict() for f in r.failures], "unlisted_failures": r.unlisted,
             **({"replay": r.replay} if r.replay is not None else {})}
 

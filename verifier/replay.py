@@ -57,6 +57,7 @@ class Result:
     seed_secret: bool | None = None  # False: the seed came from a public value (§2.1)
     bots: list = field(default_factory=list)  # the bot ids of the log's bot seats
     bots_checked: bool = False  # their decisions were replayed (bot.identity, bot.decision)
+    abandoned_by: str | None = None  # who abandoned, in words ("seat 1", "THE SERVER, on a timeout", ...)
     replay: list | None = None  # with verbose: the game turn by turn
     audit: dict | None = None  # with audit: the numbers the audit aggregates
 
@@ -469,6 +470,10 @@ class Verification:
                  "position": [[0] * 6 for _ in range(5)]} if self.audit else None
         n_rolls, turn_text = 0, ""
         n_scores = 0
+        # for the audit: who was ahead after each box filled (bots against humans), and at an abandon
+        bot_seats = [s for s, seat in enumerate(h["seats"]) if seat["type"] == "bot"]
+        standings = dict.fromkeys(STANDINGS, 0) if fresh is not None and bot_seats and humans else None
+        abandon = None
         if self.bots is not None:
             self.check_bot_identities()
         for i, ev in enumerate(events):
@@ -564,6 +569,8 @@ class Verification:
                 rolls = 0
                 filled[cur] += 1
                 n_scores += 1
+                if standings is not None:
+                    standings[standing(total, bot_seats, humans)] += 1
                 if n_scores == n_boxes:
                     phase = "over"
                 else:
@@ -612,6 +619,10 @@ class Verification:
             elif kind == "abandon":
                 if self.doc["version"] >= 2:
                     self.check_abandon(i, ev, humans, cur if phase == "play" else None)
+                self.r.abandoned_by = abandoner(ev, humans)
+                abandon = {"by": "seat" if ev["seat"] is not None else "server" if humans else "operator",
+                           "reason": ev.get("reason"), "during": phase,
+                           "standing": standing(total, bot_seats, humans) if standings is not None else None}
                 phase = "abandoned"
                 if lines is not None:
                     if turn_text:
@@ -642,7 +653,8 @@ class Verification:
                             "client_seeds": [seeds[s] for s in senders if s in seeds],
                             # a bot under the upper_first house rule plays another game than the published one
                             "players": [(s["bot"]["id"] + (" (upper_first)" if h["upper_first"] else ""))
-                                        if s["type"] == "bot" else "human" for s in h["seats"]]}
+                                        if s["type"] == "bot" else "human" for s in h["seats"]],
+                            "abandon": abandon, "standings": standings}
 
     # -- client_seed.commit (SPEC §2.2, version 2): each human seat commits, then every seat reveals
     def check_commitment_event(self, i: int, ev: dict, humans: list, commitments: dict) -> None:
@@ -790,6 +802,15 @@ class Verification:
         else:
             self.expect("bot.decision", i, "category", value, ev["category"])
         self.passed("bot.decision")
+
+
+STANDINGS = ("bot ahead", "human ahead", "level")
+
+
+def standing(total: list, bot_seats: list, humans: list) -> str:
+    """Who leads a game of bots and humans right now: the best bot's total against the best human's."""
+    bots, people = max(total[s] for s in bot_seats), max(total[s] for s in humans)
+    return STANDINGS[0] if bots > people else STANDINGS[1] if people > bots else STANDINGS[2]
 
 
 def abandoner(ev: dict, humans: list) -> str:
