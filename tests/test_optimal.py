@@ -124,7 +124,8 @@ def test_dp_matches_brute_force(rules_id, cats, threshold):
     assert len(expected) > 4
     for (filled, upper, flag), value in expected.items():
         mask = sum(1 << i for i, c in enumerate(rules.category_ids) if c in filled)
-        assert V[mask, upper, int(flag and states.tracks_five_alike)] / programme.POINT == pytest.approx(value, abs=1e-6)
+        flag = int(flag and states.tracks_five_alike)
+        assert V[mask, upper, flag] / programme.POINT == pytest.approx(value, abs=1e-6)
 
 
 def test_batch_width_and_processes_do_not_change_the_result():

@@ -202,9 +202,9 @@ class TableCache:
 
     def load(self, rules_id: str, build: bool = True) -> SolvedTable:
         """The verified table; built now if missing and `build`, else FairdiceError("table_unavailable")."""
-        rules_id = table_format.published_rules(rules_id)
         table = self._loaded.get(rules_id)
         if table is None:
+            rules_id = table_format.published_rules(rules_id)
             if not build and not self.ready(rules_id):
                 raise FairdiceError("table_unavailable", f"the optimal {rules_id} table is not built yet "
                                                          "(`fairdice tables build` builds it)")

@@ -53,6 +53,7 @@ class SolvedTable:
         self.states = rules if isinstance(rules, StateSpace) else StateSpace(ruleset(rules), threshold)
         self.values = np.asarray(values, dtype=float)
         self._turns: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
+        self._points_of_turns: dict[tuple[int, int, int], tuple[list[float], list[float]]] = {}
 
     @property
     def rules(self) -> RuleSet:
@@ -80,10 +81,23 @@ class SolvedTable:
         turn = self._turns.get(state)
         if turn is None:
             if len(self._turns) >= TURN_CACHE:
-                self._turns.clear()
+                self.forget_turns()
             turn = self._turns[state] = programme.state_turn(self.states, self.values, state,
                                                              self._joker_options(boxes, state))
         return turn
+
+    def forget_turns(self) -> None:
+        """Drop the turn values kept per state (they are recomputed when next asked)."""
+        self._turns.clear()
+        self._points_of_turns.clear()
+
+    def _hold_points(self, state, boxes) -> tuple[list[float], list[float]]:
+        """hold_values of a state with one and with two rolls to come, as Python floats."""
+        points = self._points_of_turns.get(state)
+        if points is None:
+            points = self._points_of_turns[state] = tuple(
+                (keep / OUTCOMES / POINT).tolist() for keep in self._turn(state, boxes))
+        return points
 
     @cached_property
     def _points(self) -> list[list[int]]:
@@ -142,7 +156,7 @@ class SolvedTable:
     def hold_candidates(self, boxes, dice, state, rolls_left: int) -> list[Candidate]:
         """One candidate per distinct hold that rerolls something, in the canonical order of
         base.hold_candidates, valued as `hold_values`."""
-        values = (self._turn(state, boxes)[rolls_left - 1] / OUTCOMES / POINT).tolist()
+        values = self._hold_points(state, boxes)[rolls_left - 1]
         decisions, keeps = _roll_decisions(dice)
         return list(map(Candidate, decisions, [values[k] for k in keeps]))
 

@@ -596,7 +596,7 @@ _COMPLETION_ROLLS, _COMPLETION_WEIGHTS, _COMPLETION_STARTS = _completion_weights
 
 def keep_means(roll_values: np.ndarray) -> np.ndarray:
     """Roll values (252, space order) -> 7776 x each keep's mean over its completions (462), exactly."""
-    return np.add.reduceat(roll_values[_COMPLETION_ROLLS] * _COMPLETION_WEIGHTS, _COMPLETION_STARTS)
+    return np.add.reduceat(roll_values.take(_COMPLETION_ROLLS) * _COMPLETION_WEIGHTS, _COMPLETION_STARTS)
 
 
 _SUB_KEEPS = np.ascontiguousarray(space.SUBKEEPS.T)  # (32, 252): the sub-keeps of each roll

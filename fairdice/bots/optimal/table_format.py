@@ -28,11 +28,6 @@ def header(rules_id: str, shape) -> bytes:
     return f"fairdice-optimal/{FORMAT} {rules_id} int64-le {dims} scale=2^{POINT_BITS}\n".encode()
 
 
-def canonical_bytes(rules_id: str, table: np.ndarray) -> bytes:
-    data = np.ascontiguousarray(table, dtype=DTYPE)
-    return header(rules_id, data.shape) + data.tobytes()
-
-
 def table_digest(rules_id: str, table: np.ndarray) -> str:
     """SHA-256 (hex) of a table's canonical bytes."""
     data = np.ascontiguousarray(table, dtype=DTYPE)
