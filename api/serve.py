@@ -74,6 +74,9 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None):
         "graceful_timeout": 10,
         "keepalive": 5,
         "when_ready": when_ready,
+        # gunicorn's control socket (~/.gunicorn/gunicorn.ctl by default) is not used: the service writes
+        # only into its data and key directories
+        "control_socket_disable": True,
     }
 
     class FairdiceServer(BaseApplication):

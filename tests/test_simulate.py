@@ -48,6 +48,7 @@ def test_simulate_writes_one_signed_log_per_game_and_a_json_summary(tmp_path, ru
         assert_signed(log)
 
 
+@pytest.mark.slow  # four simulate runs
 def test_simulate_is_reproducible_with_a_seed_and_not_without(tmp_path):
     outs = []
     for name, seed in (("a", ["--seed", "s"]), ("b", ["--seed", "s"]), ("c", [])):

@@ -8,6 +8,7 @@ import functools
 import json
 import random
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def sample_logs() -> list[dict]:
     return docs
 
 
+@pytest.mark.slow  # simulated logs of every rule set
 def test_canonical_events_is_canonical_json_on_real_logs():
     kinds = set()
     for doc in sample_logs():

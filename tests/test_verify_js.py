@@ -223,6 +223,7 @@ def bot_playing_like_a_human(seed: int) -> dict:
 
 # ------------------------------------------------------------------ tests
 
+@pytest.mark.slow  # the whole Node suite (460 tests: about 8 s)
 def test_the_node_suite_passes():
     """tests/node/: the SPEC vectors, the strict JSON rules, forged logs and the shared corpus, under Node."""
     done = subprocess.run([NODE, "--test", str(NODE_TESTS)], capture_output=True, text=True, timeout=900, cwd=REPO)
@@ -239,6 +240,7 @@ def test_the_published_bot_hashes_are_those_of_the_policies():
     assert json.loads(done.stdout) == {bot_id: policy.identity_hash() for bot_id, policy in BOTS.items()}
 
 
+@pytest.mark.slow  # simulated games through both verifiers (about 9 s)
 def test_genuine_games_verify_with_the_same_statuses(tmp_path):
     """Simulated bot games of every rule set and core games with humans (random first player, upper_first,
     abandoned ones): verify.js says ok to every one, with every check as the reference reports it."""
