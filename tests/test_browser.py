@@ -521,6 +521,8 @@ def test_zh_phone_plays_a_whole_game_by_taps(site, browser, watch, optimal_table
     page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
     assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    # Chinese first in the font stack: the fonts phones and desktops ship, nothing downloaded
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith('"PingFang SC", "Hiragino Sans GB"')
     names = page.eval_on_selector_all("input[name=rules]", """els => Object.fromEntries(els.map((e) =>
         [e.value, e.nextElementSibling.querySelector('.choice-title').firstChild.textContent]))""")
     assert names["yacht"] == "快艇" and names["classic13"] == "经典13" and "亚兹" in names["yatzy"], names
@@ -972,6 +974,13 @@ def test_verify_dialog_says_what_is_not_a_log(site, browser, watch, tmp_path):
         page.fill("#verify-paste", pasted)
         page.click("#verify-run")
         assert words in verdict(), pasted
+    # shaped like a log but broken inside: the checks say what fails, the page does not break
+    page.fill("#verify-paste", json.dumps({"format": "fairdice-log", "version": 2, "header": {"seats": 3},
+                                           "events": [None, 1, "roll"], "final": None}))
+    page.click("#verify-run")
+    page.wait_for_selector("#verify-dialog[data-verdict=fail]")
+    assert page.locator("#verify-out [data-check='log.format'].bad").count() == 1
+    page.evaluate("delete document.querySelector('#verify-dialog').dataset.verdict")
     picture = tmp_path / "photo.json"
     picture.write_bytes(bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)))
     page.set_input_files("#verify-file", str(picture))
@@ -1017,6 +1026,7 @@ def test_the_optimal_bots_warm_up_is_shown_and_retried_after_retry_after(site, b
     assert "Preparing the optimal bot" in page.inner_text("[data-testid=preparing]")
     assert re.search(r"again in [23] seconds", page.inner_text("[data-testid=preparing]"))
     assert page.get_by_test_id("create-game").is_disabled()
+    shot(page, "preparing-desktop-en.png")
     page.wait_for_selector("#commit-card:not([hidden])", timeout=15_000)
     assert len(posts) == 2 and posts[1] - posts[0] >= 2.9, posts
     assert page.locator("[data-testid=preparing]").is_hidden()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import ast
 import json
-import os
 import random
 import subprocess
 import sys
@@ -17,7 +16,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
-from test_verifier_support import PUBLIC_HEX, SERVER_KEY, SIGNER, core_log, load, simulated, write
+from test_verifier_support import PUBLIC_HEX, SERVER_KEY, SIGNER, core_log, load, server_code_blocked_env, simulated, write
 from test_verifier_support import resign as resign_all
 from verifier import audit
 from verifier.cli import main
@@ -391,15 +390,7 @@ def test_verifier_imports_nothing_of_the_server():
 
 
 def test_verifier_runs_with_the_server_code_unavailable(sim_dir, tmp_path):
-    blocker = tmp_path / "sitecustomize.py"
-    blocker.write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('fairdice', 'api', 'flask', 'numpy'):\n"
-        "            raise ImportError('blocked: ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n")
-    env = {**os.environ, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    env = server_code_blocked_env(tmp_path)
     p = subprocess.run([sys.executable, "-m", "verifier", "--no-check-bots", "--audit", "--html",
                         str(tmp_path / "a.html"), str(sim_dir)], capture_output=True, text=True, env=env, cwd=tmp_path)
     assert p.returncode == 0, p.stdout + p.stderr

@@ -23,7 +23,7 @@ import pytest
 from fairdice.bots import BOTS, position_of
 from fairdice.bots.base import TIE_TOLERANCE
 from fairdice.game import Game, Setup
-from test_verifier_support import simulated
+from test_verifier_support import server_code_blocked_env, simulated
 from verifier import optimal
 from verifier.botcheck import HASHES, PUBLISHED, PublishedBots
 from verifier.policies import EV_UNIT, POLICIES, choose
@@ -253,15 +253,7 @@ def test_published_identities_are_the_spec_vectors():
 @pytest.fixture(scope="module")
 def blocked_env(tmp_path_factory):
     """The environment of a process in which fairdice, api, flask and numpy cannot be imported."""
-    site = tmp_path_factory.mktemp("blocker")
-    (site / "sitecustomize.py").write_text(
-        "import sys\n"
-        "class Block:\n"
-        "    def find_spec(self, name, path=None, target=None):\n"
-        "        if name.split('.')[0] in ('fairdice', 'api', 'flask', 'numpy'):\n"
-        "            raise ImportError('blocked: ' + name)\n"
-        "sys.meta_path.insert(0, Block())\n")
-    return {**os.environ, "PYTHONPATH": f"{site}{os.pathsep}{ROOT}"}
+    return server_code_blocked_env(tmp_path_factory.mktemp("blocker"))
 
 
 def verify(env, *args, cwd=None):

@@ -7,6 +7,7 @@ import copy
 import functools
 import hashlib
 import json
+import os
 import random
 import shutil
 import subprocess
@@ -135,3 +136,16 @@ def core_game(setup: Setup, seed: bytes, rng: random.Random, on_options=None, ab
 def core_log(setup: Setup, seed: bytes, rng: random.Random, **kw) -> dict:
     game, opened = core_game(setup, seed, rng, **kw)
     return build_log(opened, game, SIGNER)
+
+
+def server_code_blocked_env(directory: Path) -> dict:
+    """The environment of a process in which fairdice, api, flask and numpy cannot be imported (a
+    sitecustomize in `directory` refuses them): the verifier as an auditor installs it, alone."""
+    (Path(directory) / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('fairdice', 'api', 'flask', 'numpy'):\n"
+        "            raise ImportError('blocked: ' + name)\n"
+        "sys.meta_path.insert(0, Block())\n")
+    return {**os.environ, "PYTHONPATH": f"{directory}{os.pathsep}{Path(__file__).resolve().parents[1]}"}

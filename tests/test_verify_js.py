@@ -5,7 +5,6 @@ corpus) passes. Needs Node (v20: Web Crypto with Ed25519), not a browser."""
 
 from __future__ import annotations
 
-import copy
 import json
 import random
 import re
@@ -19,6 +18,7 @@ import pytest
 from fairdice.bots import BOTS
 from fairdice.game import Game, Setup
 from fairdice.log import Signer, build_log, move_receipt, open_log
+from forge import edited, with_events
 from test_verifier_support import PUBLIC_HEX, SIGNER, core_log, random_setup, resign, simulated
 from verifier.cli import main as cli_main
 from verifier.receipt import make_receipt
@@ -118,17 +118,6 @@ def core_logs(n: int, seed: int) -> dict[str, dict]:
     return logs
 
 
-def edited(doc: dict, path: tuple, value) -> dict:
-    doc = copy.deepcopy(doc)
-    target = doc
-    for key in path[:-1]:
-        target = target[key]
-    target[path[-1]] = value
-    return doc
-
-
-def with_events(doc: dict, events: list) -> dict:
-    return {**copy.deepcopy(doc), "events": copy.deepcopy(events)}
 
 
 def event_mutants(doc: dict, i: int):

@@ -45,7 +45,7 @@ export function describeHint(t, doc, view, rules) {
   if (!best) return null;
   const value = typeof best.value === "number"
     ? t.t(doc.value_kind === "expected_turn_points" ? "hint.valueTurn" : "hint.valueFinal", { value: best.value }) : "";
-  const withValue = (text) => (value ? `${text} ${value}` : text);
+  const withValue = (text) => (value ? `${text}\n${value}` : text); // the value on a line of its own
   if (best.action === "score") {
     return { category: best.category, text: withValue(t.t("hint.score", { box: boxLabel(t, rules, best.category), points: best.points })) };
   }
@@ -718,7 +718,7 @@ export class App {
     const sub = [];
     if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(fin.totals[i].total)}`).join(" · "));
     if (this.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
-    $("#result-sub").textContent = sub.join(" — ");
+    $("#result-sub").textContent = sub.join("\n");
     const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]
       .filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);
     const names = { upper: "end.upper", upper_bonus: "end.upperBonus", lower: "end.lower", yahtzee_bonus: "end.yahtzeeBonus", total: "end.total" };

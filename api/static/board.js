@@ -159,7 +159,7 @@ function upperLine(ctx, seat) {
   const { upper, upper_bonus: got } = seat.totals;
   const threshold = rules.upper_threshold;
   const head = t.t("boxes.upper", { sum: upper, threshold });
-  const upperOpen = rules.categories.some((c) => c.section === "upper" && seat.card[c.id] === null);
+  const upperOpen = !isOver(ctx.view) && rules.categories.some((c) => c.section === "upper" && seat.card[c.id] === null);
   const tail = got ? t.t("boxes.bonusGot", { bonus: got })
     : upperOpen ? t.t("boxes.bonusToGo", { bonus: rules.upper_bonus, count: Math.max(0, threshold - upper) })
       : t.t("boxes.bonusMissed");
@@ -194,7 +194,7 @@ export function renderScorecard(ctx, table) {
     }, "upper-sum"),
     sumRow(t.t("card.bonus", { bonus: rules.upper_bonus }), (s) => {
       if (s.totals.upper_bonus) return h("span.good", `+${t.number(s.totals.upper_bonus)}`);
-      const upperOpen = rules.categories.some((c) => c.section === "upper" && s.card[c.id] === null);
+      const upperOpen = !isOver(view) && rules.categories.some((c) => c.section === "upper" && s.card[c.id] === null);
       return upperOpen ? h("small.muted", t.t("card.toGo", { count: Math.max(0, threshold - s.totals.upper) })) : h("span.muted", "0");
     }),
     rules.categories.filter((c) => c.section !== "upper").map(row),

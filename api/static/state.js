@@ -3,7 +3,7 @@
 // Totals, options and the state after a move are the server's; between two answers the board only writes
 // the numbers the events carry (points, bonuses, the new total) into the card, it never scores anything.
 
-export const MAX_ROLLS = 3; // rule text (SPEC §3): at most three rolls a turn
+export const MAX_ROLLS = 3; // rule text (SPEC §3), for "roll 2 of 3": at most three rolls a turn
 
 /** A view: the server's state with every event of the game so far (`events`, from index 0). */
 export function viewOf(state, knownEvents = []) {
@@ -42,8 +42,8 @@ export function applyEvent(view, event, rules) {
     return { ...v, status: "playing", current_seat: event.first, dice: [], rolls_made: 0, options: {} };
   }
   if (event.type === "roll") {
-    return { ...v, current_seat: event.seat, turn: event.turn, rolls_made: event.roll,
-      rolls_left: MAX_ROLLS - event.roll, dice: [...event.dice], options: {} };
+    // rolls_left is the server's to say: the answer's own state follows the events it played out
+    return { ...v, current_seat: event.seat, turn: event.turn, rolls_made: event.roll, dice: [...event.dice], options: {} };
   }
   if (event.type === "score") {
     const seats = v.seats.map((s, i) => (i === event.seat ? scored(s, event, rules) : s));
