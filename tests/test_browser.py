@@ -297,7 +297,7 @@ LATIN_WORDS = """() => {
 }"""
 # Words a Chinese page shows as they are: names, standards and the verifier's own command and fields.
 NOT_TRANSLATED = {"fairdice", "verify", "SHA", "HMAC", "JSON", "Web", "Crypto", "Ed25519", "SPEC", "Yatzy", "Yahtzee",
-                  "EV", "MiB", "simulate", "seed", "receipt", "format", "log", "header", "events", "English"}
+                  "EV", "MiB", "simulate", "seed", "receipt", "receipts", "format", "log", "header", "events", "English"}
 
 
 def assert_all_chinese(page, screen):
@@ -753,14 +753,19 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
     page.keyboard.press("End")
     page.wait_for_function("() => document.querySelector('[data-testid=rolls]').scrollTop > 0")
 
-    # the page held the log to the receipt it kept when it sent the seed
+    # the page held the log to the receipt it kept when it sent the seed, and to every move receipt
     assert page.locator("#verify-report [data-check='receipt.match']:not(.bad)").count() == 1
-    receipt = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["receipt"]
+    assert page.locator("#verify-report [data-check='receipt.chain']:not(.bad)").count() == 1
+    kept = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
+    receipt, moves = kept["receipt"], kept["move_receipts"]
+    assert len(moves) >= 12 and {m["game_id"] for m in moves} == {game_id}  # one per answer to a move
+    assert max(m["events"] for m in moves) == len(log["events"])
     assert receipt["game_id"] == game_id and receipt["client_seed"] == my_seed and receipt["seat"] == 0
     assert receipt["commitment"] == commitment and receipt["public_key"] == log["header"]["public_key"]
 
     # the downloads are the log and the receipt, and the offline verifier accepts them
     assert page.inner_text("#verify-cmd").startswith("fairdice-verify --receipt receipt-")
+    assert "--receipts moves-" in page.inner_text("#verify-cmd")
     with page.expect_download() as dl:
         page.click("#download-btn")
     path = tmp_path / dl.value.suggested_filename
@@ -771,11 +776,17 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
     receipt_path = tmp_path / dl.value.suggested_filename
     dl.value.save_as(receipt_path)
     assert json.loads(receipt_path.read_text()) == receipt
+    with page.expect_download() as dl:
+        page.click("#moves-btn")
+    moves_path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(moves_path)
+    assert json.loads(moves_path.read_text()) == moves
     keys = api_get(site, "/v1/keys")["keys"]
     pub = tmp_path / "server.pub"
     pub.write_text(keys[0]["public_key"])
     done = subprocess.run([installed_command("fairdice-verify"), str(path), "--pubkey", str(pub),
-                           "--receipt", str(receipt_path)], capture_output=True, text=True, timeout=60)
+                           "--receipt", str(receipt_path), "--receipts", str(moves_path)],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "matches the receipt" in done.stdout
 
@@ -811,6 +822,8 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
     assert f"event {bot_roll}, dice[2]: expected {die}, found {die % 6 + 1}" in detail, detail
     assert page.locator(f"#verify-report .roll.bad[data-event='{bot_roll}']").count() == 1
     assert page.locator("#verify-report .roll.bad").count() == 1
+    # ... and the log departs from the move receipts the page kept from the moment that roll was answered
+    assert page.locator("#verify-report [data-check='receipt.chain'].bad").count() == 1
     page.unroute(f"**/v1/games/{game_id}/log")
 
     # pasting a log into "Verify a log" gives the same verdicts

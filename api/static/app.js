@@ -523,6 +523,7 @@ export class App {
 
   /** A command's answer: play out its events on the board, then show the new state. */
   async applyAnswer(answer) {
+    this.keepMoveReceipt(answer);
     const events = newEvents(this.view, answer);
     if (events === null) return this.reload(); // the board missed events: show the game as it is now
     this.ui.animating = true;
@@ -742,9 +743,28 @@ export class App {
 
   /** The receipt kept for this game (the game being played, or one of the recent games), or null. */
   receiptFor(gameId) {
-    if (this.session && this.session.game_id === gameId && this.session.receipt) return this.session.receipt;
+    return this.kept(gameId, "receipt") || null;
+  }
+
+  /** The server's signed receipts of the moves of this game (SPEC §5.6), as kept from its answers. */
+  moveReceiptsFor(gameId) {
+    return this.kept(gameId, "move_receipts") || [];
+  }
+
+  kept(gameId, what) {
+    if (this.session && this.session.game_id === gameId && this.session[what]) return this.session[what];
     const entry = store.recent().find((g) => g.game_id === gameId);
-    return (entry && entry.receipt) || null;
+    return entry && entry[what];
+  }
+
+  /** Every answer to a move carries the server's signature over the history so far: kept, so that a final
+   * log that departs from any answer the player saw fails (`receipt.chain`). */
+  keepMoveReceipt(answer) {
+    const s = this.session;
+    if (!s || !answer || !answer.receipt || answer.receipt.game_id !== s.game_id) return;
+    s.move_receipts = [...(s.move_receipts || []), answer.receipt];
+    store.setCurrent(s);
+    store.update(s.game_id, { move_receipts: s.move_receipts });
   }
 
   async runVerification(gameId) {
@@ -754,13 +774,17 @@ export class App {
     $("#fairness").dataset.verdict = "pending";
     try {
       const receipt = this.receiptFor(gameId);
-      const { report, notLog } = await check(await api.logText(gameId), { receipt, trustedKeys: this.trustedKeys });
+      const moveReceipts = this.moveReceiptsFor(gameId);
+      const { report, notLog } = await check(await api.logText(gameId), { receipt, moveReceipts,
+        trustedKeys: this.trustedKeys });
       if (notLog) throw new Error(t.t("verify.serverLogBroken"));
       const log = report.document;
       this.log = log;
       $("#download-btn").disabled = false;
       $("#receipt-btn").hidden = !receipt;
-      $("#verify-cmd").textContent = receipt ? `fairdice-verify --receipt ${receiptName(log)} ${fileName(log)}` : `fairdice-verify ${fileName(log)}`;
+      $("#moves-btn").hidden = !moveReceipts.length;
+      $("#verify-cmd").textContent = ["fairdice-verify", receipt ? `--receipt ${receiptName(log)}` : "",
+        moveReceipts.length ? `--receipts ${movesName(log)}` : "", fileName(log)].filter(Boolean).join(" ");
       this.verified = { report, log };
       this.showReport(this.verified);
     } catch (err) {
@@ -870,6 +894,10 @@ export class App {
       const receipt = this.log && this.receiptFor(this.log.header.game_id);
       if (receipt) this.download(receipt, receiptName(this.log));
     });
+    on("#moves-btn", "click", () => {
+      const receipts = this.log ? this.moveReceiptsFor(this.log.header.game_id) : [];
+      if (receipts.length) this.download(receipts, movesName(this.log));
+    });
     on("#copy-cmd", "click", async () => {
       try {
         await navigator.clipboard.writeText($("#verify-cmd").textContent);
@@ -913,3 +941,4 @@ export function fileName(log) {
 }
 
 export const receiptName = (log) => fileName(log).replace(/^game-/, "receipt-");
+export const movesName = (log) => fileName(log).replace(/^game-/, "moves-");

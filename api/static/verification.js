@@ -42,8 +42,8 @@ export function gameIdOf(text) {
 }
 
 /** Verify a log (text, bytes or object), held to `receipt` when there is one, else to the server's keys. */
-export async function check(log, { receipt = null, trustedKeys = [] } = {}) {
-  const options = receipt ? { trustedKeys: [receipt.public_key], receipt } : { trustedKeys };
+export async function check(log, { receipt = null, moveReceipts = [], trustedKeys = [] } = {}) {
+  const options = receipt ? { trustedKeys: [receipt.public_key], receipt, moveReceipts } : { trustedKeys, moveReceipts };
   const report = await verifyLog(log, options);
   return { report, notLog: notALog(report) };
 }

@@ -1737,10 +1737,13 @@ class Verification {
     return true;
   }
 
-  /** Mark the page's rolls and boxes: ok when nothing failed at that event. */
+  /** Mark the page's rolls and boxes: ok when nothing failed at that event (the move receipts name the event
+   * a receipt departs after, but they speak of the whole history, not of that roll or box). */
   markEvents() {
     const firstFailure = new Map();
-    for (const f of this.failures) if (f.event !== null && !firstFailure.has(f.event)) firstFailure.set(f.event, failureText(f));
+    for (const f of this.failures) {
+      if (f.event !== null && f.check !== "receipt.chain" && !firstFailure.has(f.event)) firstFailure.set(f.event, failureText(f));
+    }
     for (const e of [...this.view.rolls, ...this.view.scores]) {
       e.ok = !firstFailure.has(e.index);
       e.detail = firstFailure.get(e.index) || "";

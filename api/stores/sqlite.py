@@ -93,8 +93,13 @@ class SQLiteStore(Store):
         if not self.path.exists():  # tokens' hashes and sealed seeds: readable by the owner only
             os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
         self._lock_path = self.path.with_name(self.path.name + ".lock")
-        conn = self._connect()
+        # One process at a time sets the database up: switching a fresh file to WAL takes an exclusive lock that
+        # SQLite does not wait for (several workers starting on a new data directory got "database is locked").
+        lock_fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        conn = None
         try:
+            fcntl.flock(lock_fd, fcntl.LOCK_EX)
+            conn = self._connect()
             conn.execute("PRAGMA journal_mode = WAL")
             found = conn.execute("PRAGMA user_version").fetchone()[0]
             if found > SCHEMA_VERSION:
@@ -102,7 +107,9 @@ class SQLiteStore(Store):
             conn.executescript(SCHEMA)
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
         finally:
-            conn.close()
+            if conn is not None:
+                conn.close()
+            os.close(lock_fd)  # (closing the descriptor releases the lock)
 
     # --- connections: one per thread, never carried across a fork ----------------
 

@@ -282,6 +282,8 @@ export default {
   "fair.commitment": "承诺（开局前）",
   "fair.download": "下载对局记录",
   "fair.receipt": "下载你的凭据",
+  "fair.moves": "下载每步的签名回执",
+  "fair.movesTitle": "服务器在你每一步之后对当时整局记录的签名。fairdice-verify --receipts 会逐一用它们核对对局记录。",
   "fair.receiptTitle": "你的浏览器在发送种子时保存的内容：对局、签名的承诺和你的种子。fairdice-verify --receipt 会用它核对对局记录。",
   "fair.offline": "也可以用独立的验证程序离线检查，它还会重放机器人的每一个决定：",
   "fair.copy": "复制",
