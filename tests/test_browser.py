@@ -882,6 +882,7 @@ def test_a_short_game_on_the_other_screens(site, browser, watch, device, lang):
     press(page, page.locator("#confirm-ok"), phone)
     page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
     assert page.inner_text("#game-round") == ("Abandoned after 1 of 12 turns" if lang == "en" else "已放弃：完成了 1/12 回合")
+    assert ("You abandoned the game." if lang == "en" else "你放弃了这局。") in page.inner_text("#result-sub")
     in_language(page, "end")
     axe_clean(page, f"end, {lang}, {device}")
     shot(page, f"end-{device}-{lang}.png", full_page=True)
@@ -917,6 +918,40 @@ def test_a_turn_fits_one_phone_screen(site, browser, watch, name, viewport):
         if n == 2:
             assert_touch_targets(page, f"game {name}")
             shot(page, f"game-phone-{name}-yatzy.png")
+    page.context.close()
+
+
+def test_a_refused_seed_is_resent_unchanged(site, browser, watch):
+    """Grinding by refusal: a server that answers "try again" until a client seed suits it. The page sends the
+    very seed of its receipt each time, and the seed cannot be edited once it went out."""
+    page = new_page(browser, watch)
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    page.get_by_test_id("rules-yacht").check(force=True)
+    page.get_by_test_id("bot-solo").check(force=True)
+    page.fill("#client-seed", "my one and only seed")
+    page.get_by_test_id("create-game").click()
+    page.wait_for_selector("#commit-card:not([hidden])")
+    sent = []
+
+    def refuse(route):
+        sent.append(json.loads(route.request.post_data)["client_seed"])
+        route.fulfill(status=503, content_type="application/problem+json", headers={"Retry-After": "0"},
+                      body=json.dumps({"type": "urn:fairdice:problem:busy", "title": "Busy", "status": 503,
+                                       "detail": "busy", "code": "busy"}))
+    page.route("**/client-seed", refuse)
+    page.get_by_test_id("start-game").click()
+    page.wait_for_function("() => document.querySelector('#client-seed').readOnly")
+    page.wait_for_function("() => !document.querySelector('[data-testid=start-game]').disabled")
+    watch.errors.clear()  # (the refusals are logged by the browser as failed requests: expected here)
+    page.unroute("**/client-seed")
+    assert sent and set(sent) == {"my one and only seed"}
+    assert page.locator("#new-seed").is_disabled()
+    page.get_by_test_id("start-game").click()  # the server answers now: the same seed goes, and play starts
+    page.wait_for_selector("#game:not([hidden])")
+    gid = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["game_id"]
+    log = api_get(site, f"/v1/games/{gid}/log")
+    assert [e["client_seed"] for e in log["events"] if e["type"] == "client_seed"] == ["my one and only seed"]
     page.context.close()
 
 

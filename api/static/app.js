@@ -270,6 +270,8 @@ export class App {
     $("#start-btn").hidden = true;
     $("#cancel-btn").hidden = !this.waiting;
     $("#client-seed").value = randomSeed();
+    $("#client-seed").readOnly = false;
+    $("#new-seed").disabled = false;
     this.syncLobby();
   }
 
@@ -280,7 +282,9 @@ export class App {
   }
 
   async sendSeed() {
-    const seed = $("#client-seed").value;
+    // once a seed has been sent for this game (its receipt kept), only that very seed is ever sent again: a
+    // server that refuses seeds until one suits it gets the same one each time (SPEC §4.3)
+    const seed = this.session && this.session.receipt ? this.session.receipt.client_seed : $("#client-seed").value;
     if (!clientSeedValid(seed) || this.ui.busy) return;
     this.setBusy(true);
     try {
@@ -289,6 +293,8 @@ export class App {
         commitment: s.commitment, trustedKeys: this.trustedKeys, seed });
       store.setCurrent(s); // kept before the seed goes out: a reload resends this very seed
       store.update(s.game_id, { receipt: s.receipt });
+      $("#client-seed").readOnly = true;
+      $("#new-seed").disabled = true;
       const st = await api.clientSeed(s.game_id, s.token, seed);
       s.client_seed = seed;
       store.setCurrent(s);
@@ -353,6 +359,11 @@ export class App {
     pick("opponent", entry.opponent);
     this.created = { commitment: st.commitment, key_id: st.key_id };
     if (entry.seed_draft) $("#client-seed").value = entry.seed_draft;
+    if (entry.receipt) { // sent before, refused or unanswered: it is resent unchanged, not edited
+      $("#client-seed").value = entry.receipt.client_seed;
+      $("#client-seed").readOnly = true;
+      $("#new-seed").disabled = true;
+    }
     this.showCommitment(this.created);
   }
 
@@ -719,6 +730,13 @@ export class App {
     const sub = [];
     if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(fin.totals[i].total)}`).join(" · "));
     if (this.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
+    const abandon = fin.status === "abandoned" && (view.events || []).find((e) => e.type === "abandon");
+    if (abandon) { // who ended it: the server's abandon is named as such (SPEC §4.3)
+      const server = abandon.reason === "timeout" ? "timeout" : "server";
+      const by = abandon.seat === null ? (view.seats.some((s) => s.type === "human") ? server : "operator")
+        : abandon.seat === seat ? "me" : "other";
+      sub.push(t.t("end.abandonedBy", { by, name: abandon.seat === null ? "" : view.seats[abandon.seat].name }));
+    }
     $("#result-sub").textContent = sub.join("\n");
     const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]
       .filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);

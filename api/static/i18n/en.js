@@ -267,6 +267,9 @@ export default {
   "toast.unexpected": "Something went wrong in this page: {detail}",
 
   // ---------------------------------------------------------------- the end of the game
+  "end.abandonedBy": { $: "by", timeout: "The server ended the game: no move for too long.",
+    server: "The server ended the game.", operator: "Ended by whoever started it.",
+    me: "You abandoned the game.", other: "{name} abandoned the game." },
   "end.title": { $: "outcome", won: "You win!", draw: "A draw at {score}!", solo: "You scored {score}", abandoned: "Game abandoned", other: "{winner} wins" },
   "end.winnerBot": "The {name} bot",
   "end.newBest": "Your best {rules} score yet!",

@@ -267,6 +267,9 @@ export default {
   "toast.unexpected": "本页出了点问题：{detail}",
 
   // ---------------------------------------------------------------- 对局结束
+  "end.abandonedBy": { $: "by", timeout: "太久没有走棋，服务器结束了这局。",
+    server: "服务器结束了这局。", operator: "由开局的人结束。",
+    me: "你放弃了这局。", other: "{name}放弃了这局。" },
   "end.title": { $: "outcome", won: "你赢了！", draw: "{score} 分平局！", solo: "你得了 {score} 分", abandoned: "对局已放弃", other: "{winner}获胜" },
   "end.winnerBot": "{name}机器人",
   "end.newBest": "这是你在{rules}的最高分！",
