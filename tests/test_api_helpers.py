@@ -134,3 +134,26 @@ def play_turn(roll, score, state: dict, rerolls: int = 2) -> dict:
             break
         state = roll(hold)
     return score(best_option(state))
+
+
+def play_session(url: str, lines: list[str], argv: list[str]) -> tuple[int, str]:
+    """`fairdice play --url URL ARGV...` fed `lines` as the player's input (then end of input): (exit code, output)."""
+    import argparse
+    import io
+
+    from fairdice import play as play_mod
+    from fairdice.client import Client
+
+    parser = argparse.ArgumentParser()
+    play_mod.configure(parser)
+    args = parser.parse_args(["--url", url, *argv])
+    feed = iter(lines)
+
+    def read(prompt):
+        try:
+            return next(feed)
+        except StopIteration:
+            raise EOFError from None
+
+    out = io.StringIO()
+    return play_mod.play(Client(url), args, play_mod.Terminal(read, out)), out.getvalue()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import itertools
 import json
 
@@ -14,7 +12,7 @@ from requests.adapters import HTTPAdapter
 from fairdice import play as play_mod
 from fairdice.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
-from test_api_helpers import best_option, choose_hold
+from test_api_helpers import best_option, choose_hold, play_session
 from test_verifier_support import PUBLIC_HEX, resign
 from verifier.cli import main as verifier_main
 
@@ -195,28 +193,11 @@ def test_check_commitment_refuses_a_foreign_key(url):
 
 # --- fairdice play ------------------------------------------------------------------------------
 
-def play_args(url, **extra):
-    parser = argparse.ArgumentParser()
-    play_mod.configure(parser)
-    argv = ["--url", url]
-    for name, value in extra.items():
-        flag = "--" + name.replace("_", "-")
-        argv += [flag] if value is True else [flag, str(value)]
-    return parser.parse_args(argv)
-
-
 def session(url, lines, **extra):
-    feed = iter(lines)
-
-    def read(prompt):
-        try:
-            return next(feed)
-        except StopIteration:
-            raise EOFError from None
-
-    out = io.StringIO()
-    code = play_mod.play(Client(url), play_args(url, **extra), play_mod.Terminal(read, out))
-    return code, out.getvalue()
+    argv = []
+    for name, value in extra.items():
+        argv += ["--" + name.replace("_", "-")] + ([] if value is True else [str(value)])
+    return play_session(url, lines, argv)
 
 
 def test_play_a_whole_game_in_the_terminal(url, tmp_path):

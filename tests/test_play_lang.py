@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
-import io
 import re
 
 import pytest
 
-from fairdice import play as play_mod
-from fairdice.client import Client
 from fairdice.playtext import EN, ZH, display_width
+from test_api_helpers import play_session
 
 pytestmark = pytest.mark.e2e
 
@@ -25,19 +22,7 @@ def url(app_url, optimal_table):
 
 
 def session(url, lines, *argv):
-    parser = argparse.ArgumentParser()
-    play_mod.configure(parser)
-    args = parser.parse_args(["--url", url, *argv])
-    feed = iter(lines)
-
-    def read(prompt):
-        try:
-            return next(feed)
-        except StopIteration:
-            raise EOFError from None
-
-    out = io.StringIO()
-    return play_mod.play(Client(url), args, play_mod.Terminal(read, out)), out.getvalue()
+    return play_session(url, lines, list(argv))
 
 
 def test_both_catalogues_say_the_same_things():

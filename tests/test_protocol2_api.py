@@ -27,7 +27,7 @@ from fairdice.client import ApiError, Client, ProtocolError, SeedNotAccepted
 from fairdice.errors import NotNow
 from fairdice.game import Game, Setup
 from fairdice.log import open_log
-from test_api_helpers import best_option, choose_hold, installed_command
+from test_api_helpers import best_option, choose_hold, installed_command, play_session
 
 ANN, BO, CY = ({"type": "human", "name": n} for n in ("ann", "bo", "cy"))
 GREEDY = {"type": "bot", "bot": "greedy"}
@@ -498,26 +498,9 @@ def test_a_refused_seed_is_resent_unchanged_and_then_reported(app_url):
 
 @pytest.mark.e2e
 def test_fairdice_play_saves_every_move_receipt(app_url, tmp_path):
-    import argparse
-    import io
-
-    from fairdice import play as play_mod
-
-    parser = argparse.ArgumentParser()
-    play_mod.configure(parser)
     path = tmp_path / "moves.json"
-    args = parser.parse_args(["--url", app_url, "--rules", "yacht", "--bot", "greedy", "--save-receipts", str(path),
-                              "--save-log", str(tmp_path / "log.json")])
-    lines = iter(["r", "r 0", "s choice", "r", "q"])
-
-    def read(prompt):
-        try:
-            return next(lines)
-        except StopIteration:
-            raise EOFError from None
-
-    out = io.StringIO()
-    play_mod.play(Client(app_url), args, play_mod.Terminal(read, out))
+    _, out = play_session(app_url, ["r", "r 0", "s choice", "r", "q"],
+                 ["--rules", "yacht", "--bot", "greedy", "--save-receipts", str(path), "--save-log", str(tmp_path / "log.json")])
     receipts = json.loads(path.read_text())
     log = json.loads((tmp_path / "log.json").read_text())
     # the client seed, two rolls, a score (with the bot's turn), a roll and the abandon: one receipt each
@@ -526,4 +509,4 @@ def test_fairdice_play_saves_every_move_receipt(app_url, tmp_path):
     key = Client(app_url).keys()[0]["public_key"]
     for receipt in receipts:
         assert_receipt_of(receipt, log, key)
-    assert f"6 move receipts in {path}" in out.getvalue()
+    assert f"6 move receipts in {path}" in out
