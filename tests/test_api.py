@@ -20,7 +20,7 @@ from fairdice.game import Game
 from fairdice.hint import hint as core_hint
 from fairdice.log import canonical, setup_from_header, verify_signature
 from fairdice.rules import RULESETS
-from test_api_helpers import play_turn
+from test_api_helpers import openapi_checker, play_turn
 
 HUMAN = {"type": "human", "name": "ann"}
 # the published bot identities (SPEC §4.5, tests/vectors/bots.json): what headers and /v1/bots must name
@@ -731,17 +731,8 @@ def test_game_page_is_served(client):
 
 def test_real_answers_match_the_openapi_schemas(client, optimal_table):
     """Whole games (finished, abandoned, bot-only, roll-off) checked against the document's schemas."""
-    import jsonschema
-    import referencing
-
     optimal_table("yacht")  # for the hint
-    doc = client.get("/openapi.json").get_json()
-    resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
-    registry = referencing.Registry().with_resource("urn:fairdice:openapi", resource)
-
-    def check(name, instance):
-        schema = {"$ref": f"urn:fairdice:openapi#/components/schemas/{name}"}
-        jsonschema.Draft202012Validator(schema, registry=registry).validate(instance)
+    check = openapi_checker(client)
 
     check("RulesList", client.get("/v1/rules").get_json())
     check("BotList", client.get("/v1/bots").get_json())

@@ -157,3 +157,31 @@ def play_session(url: str, lines: list[str], argv: list[str]) -> tuple[int, str]
 
     out = io.StringIO()
     return play_mod.play(Client(url), args, play_mod.Terminal(read, out)), out.getvalue()
+
+
+def spec_canonical(doc) -> bytes:
+    """SPEC §1's canonical JSON, written out here rather than taken from the code under test."""
+    import json
+    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
+
+
+def spec_field(text: str) -> bytes:
+    """SPEC §1's field(s): u32(length) || UTF-8 bytes."""
+    data = text.encode("utf-8")
+    return len(data).to_bytes(4, "big") + data
+
+
+def openapi_checker(client):
+    """check(schema_name, instance): validate an answer against the server's own /openapi.json (JSON Schema 2020-12)."""
+    import jsonschema
+    import referencing
+
+    doc = client.get("/openapi.json").get_json()
+    resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
+    registry = referencing.Registry().with_resource("urn:fairdice:openapi", resource)
+
+    def check(name, instance):
+        schema = {"$ref": f"urn:fairdice:openapi#/components/schemas/{name}"}
+        jsonschema.Draft202012Validator(schema, registry=registry).validate(instance)
+
+    return check

@@ -27,7 +27,8 @@ from fairdice.client import ApiError, Client, ProtocolError, SeedNotAccepted
 from fairdice.errors import NotNow
 from fairdice.game import Game, Setup
 from fairdice.log import open_log
-from test_api_helpers import best_option, choose_hold, installed_command, play_session
+from test_api_helpers import (best_option, choose_hold, installed_command, openapi_checker, play_session,
+                              spec_canonical, spec_field)
 
 ANN, BO, CY = ({"type": "human", "name": n} for n in ("ann", "bo", "cy"))
 GREEDY = {"type": "bot", "bot": "greedy"}
@@ -37,13 +38,7 @@ def bearer(token):
     return {"Authorization": f"Bearer {token}"}
 
 
-def canonical(doc) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def field(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return len(data).to_bytes(4, "big") + data
+canonical, field = spec_canonical, spec_field
 
 
 def commitment_of(client_seed: str, salt: str) -> str:
@@ -333,16 +328,7 @@ def test_the_service_raises_domain_errors(app):
 
 
 def test_commit_reveal_answers_match_the_openapi_schemas(client):
-    import jsonschema
-    import referencing
-
-    doc = client.get("/openapi.json").get_json()
-    resource = referencing.Resource.from_contents(doc, default_specification=referencing.jsonschema.DRAFT202012)
-    registry = referencing.Registry().with_resource("urn:fairdice:openapi", resource)
-
-    def check(name, instance):
-        schema = {"$ref": f"urn:fairdice:openapi#/components/schemas/{name}"}
-        jsonschema.Draft202012Validator(schema, registry=registry).validate(instance)
+    check = openapi_checker(client)
 
     created, tokens = create(client, [ANN, GREEDY, BO])
     check("CreatedGame", created)

@@ -18,6 +18,7 @@ from fairdice.errors import FairdiceError, NotNow
 from fairdice.game import Game, Setup
 from fairdice.log import Chain, Signer, build_log, chain, check_move_receipt, open_log, setup_from_header, \
     verify_signature
+from test_api_helpers import spec_canonical, spec_field
 
 VECTORS = Path(__file__).resolve().parent / "vectors"
 SEED = bytes(range(32))
@@ -30,14 +31,7 @@ def vector(name: str):
     return json.loads((VECTORS / name).read_text())
 
 
-def canonical(doc) -> bytes:
-    """SPEC §1, written out here rather than taken from fairdice.log."""
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode("ascii")
-
-
-def field(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return len(data).to_bytes(4, "big") + data
+canonical, field = spec_canonical, spec_field  # SPEC §1, written out in the helpers, not taken from fairdice.log
 
 
 def commitment(seat: int, client_seed: str) -> str:
