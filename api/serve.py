@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 
-from fairdice.cli import positive_int
+from fairdice.edges.argtypes import positive_int
 
 from .config import settings
 
@@ -116,7 +116,7 @@ def prepare_bots(mode: str, say) -> None:
             say(f"fairdice: warning: optimal engine table for {rules_id}: {exc}")
         missing.append(rules_id)
     if missing and mode == "background":
-        subprocess.Popen([sys.executable, "-m", "fairdice.cli", "tables", "build", *(f"--rules={r}" for r in missing)],
+        subprocess.Popen([sys.executable, "-m", "fairdice", "tables", "build", *(f"--rules={r}" for r in missing)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, start_new_session=False)
         say(f"fairdice: building the optimal engine's tables for {', '.join(missing)} in the background (once per "
             f"machine, about a minute); until then the optimal bot and hints for them answer 503")

@@ -192,7 +192,7 @@ def server_cpu_seconds(pgid: int) -> float:
 
 
 def start_server(data_dir: str, workers: int, threads: int) -> tuple[subprocess.Popen, str, int]:
-    cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", "0",
+    cmd = [sys.executable, "-m", "fairdice", "serve", "--host", "127.0.0.1", "--port", "0",
            "--data-dir", data_dir, "--workers", str(workers), "--threads", str(threads)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
                             start_new_session=True)

@@ -15,7 +15,7 @@ from api.config import settings
 from api.keys import KeyFileError, KeyRing, SeedBox
 from api.store import Busy, Conflict, GameNotFound, Remember, Remembered, SQLiteStore
 from fairdice.bots import BOTS, measured_scores, position_of
-from fairdice.client import verify_log
+from fairdice.edges.client import verify_log
 from fairdice.game import Game
 from fairdice.hint import hint as core_hint
 from fairdice.log import canonical, setup_from_header, verify_signature

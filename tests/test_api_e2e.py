@@ -1,7 +1,7 @@
 """End to end: `fairdice serve` as a real process on a loopback port.
 
 - full games of all three rule sets over HTTP with `requests`, every log verified
-  (by fairdice.client's checks and by the `fairdice-verify` CLI), and no answer
+  (by fairdice.edges.client's checks and by the `fairdice-verify` CLI), and no answer
   before the reveal carrying the seed;
 - 20 simultaneous rolls on one game (several worker processes) consume one roll;
 - kill -9 of the whole server in the middle of games: restarted on the same
@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from fairdice.client import Client, verify_log
+from fairdice.edges.client import Client, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import ServeProcess, best_option, choose_hold, installed_command
 

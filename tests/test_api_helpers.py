@@ -52,7 +52,7 @@ class ServeProcess:
         self._reader: threading.Thread | None = None
 
     def start(self, timeout: float = 30.0) -> "ServeProcess":
-        cmd = [sys.executable, "-m", "fairdice.cli", "serve", "--host", "127.0.0.1", "--port", str(self.port),
+        cmd = [sys.executable, "-m", "fairdice", "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads),
                *self.args]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -141,8 +141,8 @@ def play_session(url: str, lines: list[str], argv: list[str]) -> tuple[int, str]
     import argparse
     import io
 
-    from fairdice import play as play_mod
-    from fairdice.client import Client
+    from fairdice.edges import play as play_mod
+    from fairdice.edges.client import Client
 
     parser = argparse.ArgumentParser()
     play_mod.configure(parser)

@@ -410,7 +410,7 @@ def test_verify_module_accepts_simulated_games(site, browser, watch, tmp_path):
     logs = []
     for rules, bots, games in (("yacht", "greedy,ev", 12), ("yatzy", "ev,greedy,ev", 12), ("classic13", "ev,ev", 40)):
         out = tmp_path / rules
-        subprocess.run([sys.executable, "-m", "fairdice.cli", "simulate", "--rules", rules, "--bots", bots,
+        subprocess.run([sys.executable, "-m", "fairdice", "simulate", "--rules", rules, "--bots", bots,
                         "--games", str(games), "--seed", f"browser-{rules}", "--out", str(out), "--jobs", "1"],
                        check=True, capture_output=True, timeout=120, cwd=REPO)
         logs += [json.loads(p.read_text()) for p in sorted(out.glob("*.json")) if p.name != "summary.json"]

@@ -1,4 +1,4 @@
-"""fairdice.client and `fairdice play` against the API served on a loopback port (in a thread)."""
+"""fairdice.edges.client and `fairdice play` against the API served on a loopback port (in a thread)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import pytest
 import requests
 from requests.adapters import HTTPAdapter
 
-from fairdice import play as play_mod
-from fairdice.client import ApiError, Client, verify_log
+from fairdice.edges import play as play_mod
+from fairdice.edges.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import best_option, choose_hold, play_session
 from test_verifier_support import PUBLIC_HEX, resign

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from fairdice.playtext import EN, ZH, display_width
+from fairdice.edges.playtext import EN, ZH, display_width
 from test_api_helpers import play_session
 
 pytestmark = pytest.mark.e2e

@@ -23,7 +23,7 @@ from requests.adapters import HTTPAdapter
 
 from api.games import Games, UnknownGame
 from api.store import GameRecord
-from fairdice.client import ApiError, Client, ProtocolError, SeedNotAccepted
+from fairdice.edges.client import ApiError, Client, ProtocolError, SeedNotAccepted
 from fairdice.errors import NotNow
 from fairdice.game import Game, Setup
 from fairdice.log import open_log

@@ -22,7 +22,7 @@ def assert_signed(log: dict) -> None:
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "fairdice.cli", "simulate", *args],
+    return subprocess.run([sys.executable, "-m", "fairdice", "simulate", *args],
                           capture_output=True, text=True, timeout=120)
 
 

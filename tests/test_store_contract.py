@@ -25,7 +25,7 @@ from api import create_app
 from api.config import settings
 from api.store import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Remembered,
                        SQLiteStore, StoreError, describe_db)
-from fairdice.client import verify_log
+from fairdice.edges.client import verify_log
 from test_api_helpers import play_turn
 
 HUMAN = {"type": "human", "name": "ann"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from ..edges import table_cache
+from . import table_cache
 from ..rules import RULESETS
 
 

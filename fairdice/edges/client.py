@@ -1,6 +1,6 @@
 """A Python client for the fairdice HTTP API (an edge: network through `requests`).
 
-    from fairdice.client import Client
+    from fairdice.edges.client import Client
     api = Client("http://127.0.0.1:8000")
     game = api.new_game("classic13", bot="ev", name="ann")   # the server commits to its seed
     game.join()                      # a client seed generated here with `secrets`, after the commitment
@@ -36,7 +36,7 @@ import requests
 
 from verifier.receipt import make_receipt
 
-from .log import canonical, check_move_receipt, verify_signature
+from ..log import canonical, check_move_receipt, verify_signature
 
 DEFAULT_TIMEOUT = 15.0
 SALT_BYTES = 32

@@ -32,7 +32,7 @@ HINT_ALTERNATIVES = 4  # shown after the best move
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .rules import RULESETS
+    from ..rules import RULESETS
 
     parser.add_argument("--url", default=os.environ.get("FAIRDICE_URL", "http://127.0.0.1:8000"),
                         help="the fairdice server (FAIRDICE_URL; default http://127.0.0.1:8000)")

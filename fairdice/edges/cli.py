@@ -1,4 +1,4 @@
-"""The `fairdice` command: simulate, and (with the server installed) serve and play.
+"""The `fairdice` command: simulate, tables, and (with the server installed) serve and play.
 
 This is an edge: it reads files, the clock and `secrets`, and hands plain
 values to the pure core.
@@ -16,12 +16,13 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from pathlib import Path
 
-from .errors import FairdiceError
-from .rules import RULESETS
+from ..errors import FairdiceError
+from ..rules import RULESETS
+from .argtypes import positive_int
 
 
 def _bot_list(text: str) -> tuple[str, ...]:
-    from .bots import BOTS
+    from ..bots import BOTS
 
     bots = tuple(b.strip() for b in text.split(",") if b.strip())
     if not bots:
@@ -34,23 +35,12 @@ def _bot_list(text: str) -> tuple[str, ...]:
     return bots
 
 
-def positive_int(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def _load_signer(path: str | None, seed: str | None):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
     from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
-    from .log import Signer
-    from .simulate import signer_for_seed
+    from ..log import Signer
+    from ..simulate import signer_for_seed
 
     if path:
         try:
@@ -66,8 +56,8 @@ def _load_signer(path: str | None, seed: str | None):
 
 
 def _simulate_worker(job, signer_bytes: bytes):
-    from .log import Signer
-    from .simulate import GameSpec, play_one
+    from ..log import Signer
+    from ..simulate import GameSpec, play_one
 
     rules, bots, index, seed = job
     spec = GameSpec(rules, bots, index, seed, entropy=secrets.token_bytes)
@@ -75,8 +65,8 @@ def _simulate_worker(job, signer_bytes: bytes):
 
 
 def cmd_simulate(args) -> int:
-    from .edges import table_cache
-    from .simulate import summarize
+    from . import table_cache
+    from ..simulate import summarize
 
     table_cache.install()  # the optimal bot's tables: from the cache, built there if missing
     if "optimal" in args.bots:
@@ -144,36 +134,49 @@ def build_parser() -> argparse.ArgumentParser:
     sim.add_argument("--jobs", type=positive_int, default=os.cpu_count() or 1, help="worker processes")
     sim.set_defaults(func=cmd_simulate)
 
-    for name, module, help_text in EXTERNAL_COMMANDS:
-        _add_external(sub, name, module, help_text)
+    for name, (_module, help_text) in EXTERNAL_COMMANDS.items():
+        sub.add_parser(name, help=help_text, description=help_text, add_help=False)
     return parser
 
 
-# Commands whose module owns its arguments: `configure(parser)` adds them, `run(args) -> int` runs.
-EXTERNAL_COMMANDS = (
-    ("serve", "api.serve", "run the HTTP API and the game page"),
-    ("play", "fairdice.play", "play a game against a bot in the terminal, through the API"),
-    ("tables", "fairdice.bots.tables_cli", "build or check the optimal bot's tables"),
-)
+# Commands whose module owns its arguments: `configure(parser)` adds them, `run(args) -> int` runs.  A
+# module is imported only when its command is chosen, so `fairdice simulate` never loads the server.
+EXTERNAL_COMMANDS = {
+    "serve": ("api.serve", "run the HTTP API and the game page"),
+    "play": ("fairdice.edges.play", "play a game against a bot in the terminal, through the API"),
+    "tables": ("fairdice.edges.tables_cli", "build or check the optimal bot's tables"),
+}
 
 
-def _add_external(sub, name: str, module_name: str, help_text: str) -> None:
+def _external_parser(name: str) -> argparse.ArgumentParser | None:
+    """The parser of one external command with its module's arguments; None if that part of the product
+    is not installed here (the server's dependencies are an extra)."""
     import importlib
 
+    module_name, help_text = EXTERNAL_COMMANDS[name]
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
-        if exc.name and module_name.startswith(exc.name):
-            return  # that part of the product is not installed here
+        if exc.name and not exc.name.startswith(("fairdice", "api")):
+            print(f"fairdice {name}: needs {exc.name!r}, which is not installed here: "
+                  f"pip install 'fairdice[server]'", file=sys.stderr)
+            return None
         raise
-    parser = sub.add_parser(name, help=help_text, description=help_text)
+    parser = argparse.ArgumentParser(prog=f"fairdice {name}", description=help_text)
     module.configure(parser)
-    parser.set_defaults(func=module.run)
+    parser.set_defaults(func=module.run, command=name)
+    return parser
 
 
 def main(argv=None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv and argv[0] in EXTERNAL_COMMANDS:
+        parser = _external_parser(argv[0])
+        if parser is None:
+            return 2
+        args = parser.parse_args(argv[1:])
+    else:
+        args = build_parser().parse_args(argv)
     try:
         return args.func(args)
     except FairdiceError as exc:

@@ -1,0 +1,7 @@
+"""`python -m fairdice`: the `fairdice` command."""
+
+import sys
+
+from .edges.cli import main
+
+sys.exit(main())
