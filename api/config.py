@@ -11,6 +11,19 @@ then explicit values (a `create_app(config)` dict or `fairdice serve` options).
 | port | `FAIRDICE_PORT` | `8000` (0: any free port) |
 | worker processes | `FAIRDICE_WORKERS` | `2` |
 | threads per worker | `FAIRDICE_THREADS` | `4` |
+| seed encryption key file (may live outside the data directory) | `FAIRDICE_SEED_KEY_FILE` | `<key dir>/seed-encryption.key` |
+| game creations per client | `FAIRDICE_RATE_CREATE` | `30/min` |
+| moves per client (all its games) | `FAIRDICE_RATE_MOVES_CLIENT` | `1200/min` |
+| moves per seat token | `FAIRDICE_RATE_MOVES_TOKEN` | `300/min` |
+| unfinished games per client | `FAIRDICE_MAX_UNFINISHED` | `20` (0: no quota) |
+| proxies whose `X-Forwarded-For` names the client | `FAIRDICE_TRUSTED_PROXIES` | none (comma-separated addresses or CIDR blocks) |
+| seconds without a move before the server abandons a game | `FAIRDICE_ABANDON_TIMEOUT` | `86400` |
+| seconds an Idempotency-Key answer is kept | `FAIRDICE_IDEMPOTENCY_TTL` | `86400` |
+| seconds between maintenance runs (timeouts, pruning, WAL) | `FAIRDICE_MAINTENANCE_INTERVAL` | `60` (0: none) |
+| seconds a client may take to send a request | `FAIRDICE_READ_TIMEOUT` | `10` |
+
+A rate is `N/s`, `N/min` or `N/h`: at most N in any such window (a burst of N, then one every 1/N of it);
+`off` disables it.
 """
 
 from __future__ import annotations
@@ -30,6 +43,16 @@ ENV = {
     "port": "FAIRDICE_PORT",
     "workers": "FAIRDICE_WORKERS",
     "threads": "FAIRDICE_THREADS",
+    "seed_key_file": "FAIRDICE_SEED_KEY_FILE",
+    "rate_create": "FAIRDICE_RATE_CREATE",
+    "rate_moves_client": "FAIRDICE_RATE_MOVES_CLIENT",
+    "rate_moves_token": "FAIRDICE_RATE_MOVES_TOKEN",
+    "max_unfinished": "FAIRDICE_MAX_UNFINISHED",
+    "trusted_proxies": "FAIRDICE_TRUSTED_PROXIES",
+    "abandon_timeout": "FAIRDICE_ABANDON_TIMEOUT",
+    "idempotency_ttl": "FAIRDICE_IDEMPOTENCY_TTL",
+    "maintenance_interval": "FAIRDICE_MAINTENANCE_INTERVAL",
+    "read_timeout": "FAIRDICE_READ_TIMEOUT",
 }
 DEFAULTS = {
     "data_dir": "var",
@@ -40,8 +63,49 @@ DEFAULTS = {
     "port": 8000,
     "workers": 2,
     "threads": 4,
+    "seed_key_file": None,
+    "rate_create": "30/min",
+    "rate_moves_client": "1200/min",
+    "rate_moves_token": "300/min",
+    "max_unfinished": 20,
+    "trusted_proxies": "",
+    "abandon_timeout": 86400,
+    "idempotency_ttl": 86400,
+    "maintenance_interval": 60,
+    "read_timeout": 10,
 }
-INTS = ("port", "workers", "threads")
+INTS = ("port", "workers", "threads", "max_unfinished", "abandon_timeout", "idempotency_ttl",
+        "maintenance_interval", "read_timeout")
+RATES = ("rate_create", "rate_moves_client", "rate_moves_token")
+PERIODS = {"s": 1, "min": 60, "h": 3600}
+
+
+@dataclass(frozen=True)
+class Rate:
+    """At most `count` events in any window of `period` seconds (`count` 0: no limit)."""
+    count: int
+    period: int
+
+    @property
+    def interval(self) -> float:
+        """Seconds between events at the sustained rate."""
+        return self.period / self.count
+
+    def __str__(self) -> str:
+        if not self.count:
+            return "off"
+        return f"{self.count}/{next(k for k, v in PERIODS.items() if v == self.period)}"
+
+
+def parse_rate(text: str, name: str = "rate") -> Rate:
+    """`N/s`, `N/min`, `N/h` or `off`."""
+    text = str(text).strip()
+    if text.lower() in ("off", "0"):
+        return Rate(0, 1)
+    count, _, unit = text.partition("/")
+    if not count.isdigit() or int(count) < 1 or unit not in PERIODS:
+        raise ValueError(f"{name} must be N/s, N/min, N/h or off, not {text!r}")
+    return Rate(int(count), PERIODS[unit])
 
 
 @dataclass(frozen=True)
@@ -54,10 +118,22 @@ class Settings:
     port: int
     workers: int
     threads: int
+    seed_key_file: Path
+    rate_create: Rate
+    rate_moves_client: Rate
+    rate_moves_token: Rate
+    max_unfinished: int
+    trusted_proxies: tuple[str, ...]
+    abandon_timeout: int
+    idempotency_ttl: int
+    maintenance_interval: int
+    read_timeout: int
 
     def as_config(self) -> dict:
         """The settings as a `create_app` config dict (upper-case `FAIRDICE_*` keys)."""
-        return {ENV[name]: str(getattr(self, name)) for name in ENV}
+        values = {name: getattr(self, name) for name in ENV}
+        values["trusted_proxies"] = ",".join(self.trusted_proxies)
+        return {ENV[name]: str(value) for name, value in values.items()}
 
 
 def settings(overrides: dict | None = None, environ=None) -> Settings:
@@ -78,16 +154,32 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
             values[name] = int(values[name])
         except (TypeError, ValueError):
             raise ValueError(f"{ENV[name]} must be a whole number, not {values[name]!r}") from None
+    rates = {name: parse_rate(values[name], ENV[name]) for name in RATES}
+    for name in INTS[3:]:
+        if values[name] < 0:
+            raise ValueError(f"{ENV[name]} must not be negative, not {values[name]}")
+    if values["read_timeout"] < 1:
+        raise ValueError(f"FAIRDICE_READ_TIMEOUT must be at least 1 second, not {values['read_timeout']}")
     data_dir = Path(values["data_dir"]).expanduser()
+    key_dir = Path(values["key_dir"]).expanduser() if values["key_dir"] else data_dir / "keys"
     return Settings(
         data_dir=data_dir,
         db=_database(values["db"], data_dir),
-        key_dir=Path(values["key_dir"]).expanduser() if values["key_dir"] else data_dir / "keys",
+        key_dir=key_dir,
         synchronous=str(values["synchronous"]).upper(),
         host=str(values["host"]),
         port=values["port"],
         workers=max(1, values["workers"]),
         threads=max(1, values["threads"]),
+        seed_key_file=(Path(values["seed_key_file"]).expanduser() if values["seed_key_file"]
+                       else key_dir / "seed-encryption.key"),
+        max_unfinished=values["max_unfinished"],
+        trusted_proxies=tuple(p.strip() for p in str(values["trusted_proxies"]).split(",") if p.strip()),
+        abandon_timeout=values["abandon_timeout"],
+        idempotency_ttl=values["idempotency_ttl"],
+        maintenance_interval=values["maintenance_interval"],
+        read_timeout=values["read_timeout"],
+        **rates,
     )
 
 
