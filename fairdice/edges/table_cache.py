@@ -12,7 +12,7 @@ across processes by a lock file: a second one waits, then finds the first one's 
 
 A build solves the values (the table the digest names); the start's standard deviation is then the
 manifest's, which a table with that digest has by construction.  `moments=True` computes the second
-moments too (the maintainers' `write_manifest` does): about twice the work.
+moments too (the maintainers' `tools/write_manifest` does): about twice the work.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ try:
 except ImportError:  # not POSIX: concurrent builders each build, and the atomic writes keep the cache whole
     fcntl = None
 
-MANIFEST_PATH = Path(__file__).resolve().parents[1] / "bots" / "tables" / "manifest.json"  # for write_manifest
 
 
 def cache_dir() -> Path:
@@ -264,21 +263,3 @@ def table_ready(rules_id: str) -> bool:
 
 def load_table(rules_id: str) -> SolvedTable:
     return CACHE.load(rules_id)
-
-
-def write_manifest(rules_ids=None) -> dict:
-    """For maintainers, after changing the programme: solve the rule sets with their second moments, cache
-    them, and write the manifest."""
-    doc = {"format": table_format.FORMAT, "scale_bits": programme.POINT_BITS, "tables": {}}
-    if MANIFEST_PATH.exists():
-        old = json.loads(MANIFEST_PATH.read_text(encoding="utf-8"))
-        if old.get("format") == table_format.FORMAT:
-            doc["tables"] = old.get("tables", {})
-    for rules_id in rules_ids or RULESETS:
-        table, meta = compute_table(rules_id, moments=True)
-        _write(table_path(rules_id), table, meta)
-        doc["tables"][rules_id] = {k: meta[k] for k in ("sha256", "shape", "start_value", "start_sd")}
-    doc["tables"] = dict(sorted(doc["tables"].items()))
-    _atomic_write(MANIFEST_PATH, lambda fh: fh.write((json.dumps(doc, indent=1) + "\n").encode()))
-    table_format.manifest.cache_clear()
-    return doc
