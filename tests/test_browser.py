@@ -16,8 +16,10 @@ against `fairdice serve` running as a real process on a free loopback port.
   `fairdice-verify`, a tampered log fails on its roll;
 - phone layouts at 390x844, 320x568 and landscape 844x390 keep a turn on one screen;
 - a stale tab refuses a move made on a board it has not brought up to date;
-- "Verify a log" says what a file that is not a log is; the optimal bot's
-  warm-up is shown and retried after the server's Retry-After;
+- "Verify a log" says what a file that is not a log is (by verify.js's reason code); a
+  forged log's failure details are in Chinese on a Chinese page; the optimal bot's and
+  the hint engine's warm-ups are shown and retried after the server's Retry-After; a
+  rate-limited move is retried, a store fault said in the catalogue's words;
 - axe-core (axe-playwright-python) finds no violation on the lobby, game and end
   screens; touch targets are 44 px; reduced motion moves nothing;
 - any JavaScript error (console error or uncaught exception) fails the test.
@@ -1010,18 +1012,24 @@ def test_verify_dialog_says_what_is_not_a_log(site, browser, watch, tmp_path):
     page.click("#nav-verify")
     page.wait_for_selector("#verify-dialog[open]")
 
-    def verdict():
+    def verdict(reason=None):
         page.wait_for_selector("#verify-dialog[data-verdict=fail]")
         text = page.inner_text("#verify-dialog")
         assert not re.search(r"TypeError|ReferenceError|undefined|Cannot read|null", text), text
         page.evaluate("delete document.querySelector('#verify-dialog').dataset.verdict")
-        return page.inner_text("#verify-out [data-testid=not-a-log]")
+        said = page.locator("#verify-out [data-testid=not-a-log]")
+        if reason:  # classified by verify.js's reason code, not by its English
+            assert said.get_attribute("data-reason") == reason
+        return said.inner_text()
 
-    for pasted, words in (("hello, I am not JSON", "not JSON"), ('{"name": "a shopping list"}', "not a fairdice log"),
-                          ("[1, 2, 3]", "not an object"), ('{"a": 1, "a": 2}', "names one field twice")):
+    for pasted, words, reason in (("hello, I am not JSON", "not JSON", "not_json"),
+                                  ('{"name": "a shopping list"}', "not a fairdice log", "not_a_log"),
+                                  ("[1, 2, 3]", "not an object", "not_an_object"),
+                                  ('{"a": 1, "a": 2}', "names one field twice", "duplicate_key"),
+                                  ('{"a": NaN}', "NaN or Infinity", "nan_or_infinity")):
         page.fill("#verify-paste", pasted)
         page.click("#verify-run")
-        assert words in verdict(), pasted
+        assert words in verdict(reason), pasted
     # shaped like a log but broken inside: the checks say what fails, the page does not break
     page.fill("#verify-paste", json.dumps({"format": "fairdice-log", "version": 2, "header": {"seats": 3},
                                            "events": [None, 1, "roll"], "final": None}))
@@ -1032,18 +1040,21 @@ def test_verify_dialog_says_what_is_not_a_log(site, browser, watch, tmp_path):
     picture = tmp_path / "photo.json"
     picture.write_bytes(bytes.fromhex("89504e470d0a1a0a0000000d49484452") + bytes(range(256)))
     page.set_input_files("#verify-file", str(picture))
-    assert "not text" in verdict()
+    assert "not text" in verdict("not_utf8")
     receipt = tmp_path / "receipt.json"
     receipt.write_text(json.dumps({"format": "fairdice-receipt", "version": 1, "game_id": "x", "seat": 0,
                                    "commitment": "00" * 32, "client_seed": "s"}))
     page.set_input_files("#verify-file", str(receipt))
-    assert "receipt, not a log" in verdict()
+    assert "receipt, not a log" in verdict("is_receipt")
     page.keyboard.press("Escape")
     page.get_by_test_id("language").click()
     page.click("#nav-verify")
     page.fill("#verify-paste", "{}")
     page.click("#verify-run")
-    assert "不是 fairdice 对局记录" in verdict()
+    assert "不是 fairdice 对局记录" in verdict("not_a_log")
+    page.fill("#verify-paste", '{"a": 1, "a": 2}')  # the same reason, in the other catalogue
+    page.click("#verify-run")
+    assert verdict("duplicate_key") == "这份 JSON 里同一个字段出现了两次，fairdice 对局记录不会这样：为免猜测，直接拒绝。"
     page.context.close()
 
 
@@ -1081,4 +1092,143 @@ def test_the_optimal_bots_warm_up_is_shown_and_retried_after_retry_after(site, b
     page.get_by_test_id("start-game").click()
     page.wait_for_selector("#game:not([hidden])")
     wait_my_turn_or_end(page)
+    page.context.close()
+
+
+def start_solo_game(page, site, touch):
+    """The lobby, then a game of yacht alone, up to the player's first roll."""
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    for testid in ("rules-yacht", "bot-solo", "create-game"):
+        press(page, page.get_by_test_id(testid), touch)
+    page.wait_for_selector("#commit-card:not([hidden])")
+    press(page, page.get_by_test_id("start-game"), touch)
+    page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+
+
+def problem_body(status: int, code: str, detail: str) -> str:
+    return json.dumps({"type": f"urn:fairdice:problem:{code}", "title": code.replace("_", " ").capitalize(),
+                       "status": status, "detail": detail, "code": code})
+
+
+def test_the_hint_engines_warm_up_is_shown_and_retried_after_retry_after(site, browser, watch, optimal_table):
+    """While the optimal tables build, GET /v1/games/{id}/hint answers 503 engine_warming_up with Retry-After
+    (api/engines.py): on a zh phone the hint says it is preparing, and asks again by itself after that many
+    seconds, not before, until the real hint comes; a move in between drops the wait (no stale hint)."""
+    optimal_table("yacht")  # the third answer is the real one
+    watch.allow(r"status of 503")
+    page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
+    asked = []
+
+    def warming(route, times):
+        asked.append(time.monotonic())
+        if len(asked) > times:
+            return route.continue_()
+        route.fulfill(status=503, headers={"Retry-After": "2"}, content_type="application/problem+json",
+                      body=problem_body(503, "engine_warming_up", "the optimal engine's yacht table is being built"))
+
+    page.route("**/hint", lambda route: warming(route, 2))
+    start_solo_game(page, site, touch=True)
+    roll(page, touch=True)
+    page.locator("#hint-btn").tap()
+    page.wait_for_selector("#hint-text[data-state=preparing]")
+    assert "正在准备提示引擎" in page.inner_text("#hint-text")
+    assert_all_chinese(page, "hint preparing")
+    assert_turn_on_one_screen(page, "hint preparing")  # the player plays on meanwhile if they like
+    shot(page, "hint-preparing-phone-zh.png")
+    page.wait_for_selector("#hint-text[data-state=ready]", timeout=15_000)
+    assert "最终总分期望" in page.inner_text("#hint-text"), page.inner_text("#hint-text")
+    assert len(asked) == 3 and all(b - a >= 1.9 for a, b in zip(asked, asked[1:])), asked
+
+    # warming up again; the player rolls before the engine is ready: that hint is not asked for any more
+    page.unroute("**/hint")
+    asked.clear()
+    page.route("**/hint", lambda route: warming(route, 99))
+    page.locator("#hint-btn").tap()
+    page.wait_for_selector("#hint-text[data-state=preparing]")
+    roll(page, touch=True)
+    assert page.locator("#hint-text").is_hidden()
+    time.sleep(2.5)
+    assert len(asked) == 1, asked
+    page.context.close()
+
+
+def test_server_refusals_are_retried_or_said_in_words(site, browser, watch):
+    """A move answered 429 rate_limited with a short Retry-After is sent again after that long, with the same
+    Idempotency-Key, and goes through; a store fault with a long Retry-After is said on a zh phone in the
+    catalogue's words with when to try again: never its code, never the server's English."""
+    watch.allow(r"status of (429|503)")
+    page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
+    start_solo_game(page, site, touch=True)
+    sent = []
+
+    def limited_once(route):
+        sent.append((time.monotonic(), route.request.headers.get("idempotency-key")))
+        if len(sent) > 1:
+            return route.continue_()
+        route.fulfill(status=429, headers={"Retry-After": "1"}, content_type="application/problem+json",
+                      body=problem_body(429, "rate_limited", "too many moves (at most 60/minute); retry after 1 s"))
+
+    page.route("**/roll", limited_once)
+    roll(page, touch=True)
+    assert len(sent) == 2 and sent[1][0] - sent[0][0] >= 0.95 and sent[0][1] and sent[0][1] == sent[1][1], sent
+    page.unroute("**/roll")
+
+    page.route("**/roll", lambda route: route.fulfill(
+        status=503, headers={"Retry-After": "30"}, content_type="application/problem+json",
+        body=problem_body(503, "disk_full", "the server's disk is full; retry later")))
+    before = dice(page)
+    press(page, page.locator(ROLL), True)
+    page.wait_for_selector("#toast.show.error")
+    assert page.inner_text("#toast") == "服务器的磁盘满了，暂时无法保存任何内容。请 30 秒后再试。"
+    page.wait_for_function(IDLE)
+    assert dice(page) == before and rolls_made(page) == 1  # nothing happened, and the board says so
+    shot(page, "refusal-phone-zh.png")
+    page.context.close()
+
+
+# forged logs (tests/vectors/forged/) whose failures the verifier says in words: a missing signature, a filled box,
+# an unknown abandon reason, an unpublished bot, a bot that did not follow its policy, a hold on a first roll
+ZH_FAILURES = ["no-final-signature", "field-events.11.category-filled-box", "v2-abandon-reason-unknown", "unpublished-bot",
+               "extra-rolls", "hold-on-first-roll", "dropped-last-score", "final-an-array"]
+LATIN = re.compile(r"(?<![A-Za-z0-9])[A-Za-z]{2,}(?![A-Za-z0-9])")
+SHOWN_AS_THEY_ARE = {"SPEC", "ASCII", "JSON"}
+
+OWN_WORDS = """async ([text, keys]) => {
+    const v = await import('./ui/verify.js');
+    const r = await v.verifyLog(text, {trustedKeys: keys});
+    const of = (x) => (x instanceof v.Phrase ? JSON.stringify(x.params) : JSON.stringify(x) ?? '');
+    return r.failures.flatMap((f) => [f.field, of(f.expected), of(f.found)]).join(' ');
+}"""
+
+
+def test_a_forged_log_fails_in_chinese_words(site, browser, watch):
+    """Forged logs of the corpus verified in the zh phone page ("Verify a log"): every failure detail is in
+    Chinese; the only Latin words in it are the failure's own field, values and ids."""
+    cases = {c["name"]: c for c in json.loads((VECTORS / "forged" / "index.json").read_text())["cases"]}
+    keys = [k["public_key"] for k in api_get(site, "/v1/keys")["keys"]]  # what the page holds logs to
+    page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+    page.locator("#nav-verify").tap()
+    page.wait_for_selector("#verify-dialog[open]")
+    for name in ZH_FAILURES:
+        case = cases[name]
+        path = VECTORS / "forged" / case["file"]
+        page.evaluate("delete document.querySelector('#verify-dialog').dataset.verdict")
+        page.set_input_files("#verify-file", str(path))
+        page.wait_for_selector("#verify-dialog[data-verdict=fail]")
+        assert page.locator(f"#verify-out [data-check='{case['check']}'].bad").count() == 1, name
+        details = page.eval_on_selector_all("#verify-out .checks li.bad .detail", "els => els.map((e) => e.textContent)")
+        own = set(LATIN.findall(page.evaluate(OWN_WORDS, [path.read_text(), keys])))
+        for detail in details:
+            foreign = [w for w in LATIN.findall(detail)
+                       if w not in SHOWN_AS_THEY_ARE and not any(o.startswith(w) for o in own)]
+            assert not foreign and re.search(r"[\u4e00-\u9fff]", detail), (name, detail, foreign)
+        if name == "field-events.11.category-filled-box":
+            detail = page.inner_text("#verify-out [data-check='score.category'] .detail")
+            assert "应为 一个还空着的计分项，实为 large_straight（已经填过）" in detail, detail
+            page.locator("#verify-out [data-check='score.category']").scroll_into_view_if_needed()
+            shot(page, "verify-forged-phone-zh.png")
     page.context.close()

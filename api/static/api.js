@@ -1,10 +1,20 @@
 // A small client for the fairdice HTTP API (/v1, errors as application/problem+json).
 // Paths are relative so the page also works behind a path prefix. Refusals are thrown as ApiProblem with
 // the server's stable `code`; the page words them from its catalogue, never showing the server's English.
+//
+// Retries: a request that is safe to send again (a read, or a move with its Idempotency-Key, the same key on
+// every attempt) is sent again by itself when the network fails, and when the server answers 429 or 503 with
+// a short Retry-After (busy, rate_limited, a store fault...): after exactly as long as it asked. Anything else,
+// a longer wait, and the optimal engine's warm-up (which the page shows as it happens), go to the caller with
+// the seconds to wait (`retryAfter`).
 
 /** Longest wait for a Retry-After this client honours by itself (a longer one goes to the caller). */
-const MAX_SILENT_WAIT = 5;
-const BUSY_ATTEMPTS = 3;
+export const MAX_SILENT_WAIT = 5;
+export const ATTEMPTS = 3;
+/** The statuses whose Retry-After this client honours. */
+const RETRY_STATUSES = [429, 503];
+/** Refusals of those statuses that the page shows to the player instead of waiting in silence. */
+const SHOWN_WAITS = ["engine_warming_up"];
 
 export class ApiProblem extends Error {
   constructor(status, problem, retryAfter = null) {
@@ -48,14 +58,14 @@ async function request(method, path, { body, token, idempotent = false, raw = fa
   if (token) headers.Authorization = `Bearer ${token}`;
   if (idempotent) headers["Idempotency-Key"] = randomKey(); // the same key on every attempt: one move, once
   const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" };
-  const retriesOnNetwork = idempotent || method === "GET" ? 2 : 0;
-  for (let attempt = 0; ; attempt++) {
+  const safe = idempotent || method === "GET";
+  for (let attempt = 1; ; attempt++) {
     let resp;
     try {
       resp = await fetch(path, init);
     } catch {
-      if (attempt >= retriesOnNetwork) throw new ApiProblem(0, { code: "network_error" });
-      await sleep(400 * (attempt + 1));
+      if (!safe || attempt >= ATTEMPTS) throw new ApiProblem(0, { code: "network_error" });
+      await sleep(400 * attempt);
       continue;
     }
     if (resp.ok) {
@@ -64,15 +74,18 @@ async function request(method, path, { body, token, idempotent = false, raw = fa
     }
     const { doc } = await parseBody(resp);
     const wait = retryAfterSeconds(resp.headers.get("Retry-After"));
-    const problem = doc || { title: resp.statusText };
-    // a busy server asks for a short pause: wait as long as it says, a few times, before giving up
-    const busy = resp.status === 503 && problem.code !== "engine_warming_up";
-    if (busy && wait !== null && wait <= MAX_SILENT_WAIT && attempt < BUSY_ATTEMPTS - 1) {
+    const problem = doc && typeof doc === "object" ? doc : { title: resp.statusText };
+    if (safe && attempt < ATTEMPTS && waitsInSilence(resp.status, problem.code, wait)) {
       await sleep(wait * 1000);
       continue;
     }
     throw new ApiProblem(resp.status, problem, wait);
   }
+}
+
+/** Whether a refusal asks for a short pause this client honours by itself (the request being safe to resend). */
+export function waitsInSilence(status, code, wait) {
+  return RETRY_STATUSES.includes(status) && !SHOWN_WAITS.includes(code) && wait !== null && wait <= MAX_SILENT_WAIT;
 }
 
 const g = (id) => `v1/games/${encodeURIComponent(id)}`;

@@ -4,6 +4,7 @@
 //   state.js     the board's view, pure                              board.js   drawing the game screen
 //   lobby.js     drawing the lobby                                   report.js  drawing a verification
 //   verification.js  receipts and checking logs (verify.js)          dialogs.js rules, how it works, yes/no
+//   problems.js  the server's refusals in words
 // Importing this module does nothing; `new App().boot()` starts the page.
 
 import { api, ApiProblem } from "./api.js";
@@ -15,7 +16,8 @@ import { applyEvent, blankView, canHold, isTurnOf, MAX_ROLLS, newEvents, outcome
 import { botName, makeDice, renderBoard, renderBoxes, renderControls, renderDice, renderMoves, seatLabel, speaker } from "./board.js";
 import { lobbyChoices, renderChoices, renderRecords } from "./lobby.js";
 import { renderNotLog, renderReport } from "./report.js";
-import { check, CommitmentRejected, fileBytes, gameIdOf, makeReceipt } from "./verification.js";
+import { check, fileBytes, gameIdOf, makeReceipt } from "./verification.js";
+import { problemText } from "./problems.js";
 import { askConfirm, renderHow, renderRules } from "./dialogs.js";
 import { clientSeedValid, parseStrictJSON, seatNameValid } from "./verify.js";
 
@@ -23,20 +25,12 @@ const SPEEDS = { normal: { step: 650, tumble: 420 }, quick: { step: 140, tumble:
 const DEFAULT_ENGINE_WAIT = 15; // seconds, when a warming-up answer names no Retry-After
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+export { problemText };
+
 export function randomSeed() {
   const b = new Uint8Array(16);
   crypto.getRandomValues(b);
   return Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
-}
-
-/** A problem from the server (by its code), a refused commitment, or a failure of this page, in words. */
-export function problemText(t, err) {
-  if (err instanceof ApiProblem) {
-    const key = `problem.${err.code}`;
-    return err.code && t.has(key) ? t.t(key) : t.t("problem.other", { code: err.code || `HTTP ${err.status}` });
-  }
-  if (err instanceof CommitmentRejected) return t.t("problem.commitment_rejected");
-  return t.t("toast.unexpected", { detail: (err && err.message) || String(err) });
 }
 
 /** The server's hint (GET /v1/games/{id}/hint) in words: {hold?, category?, text}. */
@@ -68,6 +62,7 @@ export class App {
     this.ui = { held: new Set(), busy: false, animating: false, hint: null, highlight: null };
     this.verified = null; // {report, names, rules} of the finished game, kept to redraw in another language
     this.waiting = null; // the optimal engine's warm-up: {timer, until}
+    this.hintWait = null; // the hint engine's warm-up: the timer of the next ask
   }
 
   // ---------------------------------------------------------------- start
@@ -102,6 +97,7 @@ export class App {
     other.title = t.t("nav.otherLanguageTitle");
     $("#player-name").placeholder = t.t("prefs.namePlaceholder");
     if (document.body.dataset.screen === "lobby") this.renderLobby(true);
+    if (this.ui.hint && this.ui.hint.preparing) this.ui.hint = { preparing: true, text: t.t("hint.preparing") };
     if (this.view && document.body.dataset.screen === "game") this.render();
     if (this.view && this.view.final) this.renderResult(this.view);
     if (this.verified) this.showReport(this.verified);
@@ -136,6 +132,7 @@ export class App {
   // ---------------------------------------------------------------- lobby
 
   showLobby() {
+    this.stopHintWait();
     store.clearCurrent();
     this.session = null;
     this.view = null;
@@ -368,6 +365,7 @@ export class App {
   }
 
   enterGame(view) {
+    this.stopHintWait();
     this.view = view;
     this.ui = { held: new Set(), busy: this.ui.busy, animating: false, hint: null, highlight: null };
     this.verified = null;
@@ -442,6 +440,7 @@ export class App {
     const v = this.view;
     if (!this.mine() || this.ui.busy || v.rolls_left <= 0) return;
     const hold = v.rolls_made === 0 ? [] : [...this.ui.held].sort();
+    this.stopHintWait();
     this.ui.hint = null;
     this.ui.highlight = null;
     await this.move(() => api.roll(this.session.game_id, this.session.token, hold));
@@ -465,6 +464,7 @@ export class App {
 
   async doScore(category) {
     if (!this.mine() || this.ui.busy) return;
+    this.stopHintWait();
     this.ui.hint = null;
     await this.move(() => api.score(this.session.game_id, this.session.token, category));
   }
@@ -664,25 +664,59 @@ export class App {
   }
 
   async doHint() {
-    if (!this.mine() || this.ui.busy) return;
+    if (!this.mine() || this.ui.busy || this.hintWait) return; // (while the engine warms up, the hint comes by itself)
     if (this.view.rolls_made === 0) {
       this.ui.hint = { text: this.t.t("hint.rollFirst") };
       return renderControls(this.ctx(), this.els());
     }
     this.setBusy(true);
     try {
-      this.ui.hint = describeHint(this.t, await api.hint(this.session.game_id, this.session.token), this.view, this.ctx().rules);
-    } catch (err) {
-      if (err instanceof ApiProblem && [404, 405, 501].includes(err.status)) {
-        this.hintRoute = false;
-        this.toast(this.t.t("hint.unavailable"), "info");
-      } else if (err instanceof ApiProblem && err.code === "engine_warming_up") {
-        this.ui.hint = { text: this.t.t("hint.preparing") };
-      } else this.toastProblem(err);
+      await this.askHint();
     } finally {
       this.setBusy(false);
       this.render();
     }
+  }
+
+  /** Ask the server for a hint on the board as it is now; an answer that comes after the board moved on is dropped. */
+  async askHint() {
+    if (!this.view || !this.session) return;
+    const at = this.view.events.length;
+    const current = () => {
+      const same = this.view && this.view.events.length === at && this.mine();
+      if (!same && this.ui.hint && this.ui.hint.preparing) this.ui.hint = null; // (a hint for a board gone by)
+      return same;
+    };
+    try {
+      const doc = await api.hint(this.session.game_id, this.session.token);
+      if (current()) this.ui.hint = describeHint(this.t, doc, this.view, this.ctx().rules);
+    } catch (err) {
+      if (!current()) return;
+      if (err instanceof ApiProblem && [404, 405, 501].includes(err.status)) {
+        this.hintRoute = false;
+        this.toast(this.t.t("hint.unavailable"), "info");
+      } else if (err instanceof ApiProblem && err.code === "engine_warming_up") this.waitForHintEngine(err.retryAfter);
+      else this.toastProblem(err);
+    }
+  }
+
+  /** The hint engine builds its tables (503 engine_warming_up): say so, and ask again when the server said to,
+   * until it answers; a move in between makes that hint moot (stopHintWait). */
+  waitForHintEngine(retryAfter) {
+    const seconds = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter : DEFAULT_ENGINE_WAIT;
+    this.stopHintWait();
+    this.ui.hint = { preparing: true, text: this.t.t("hint.preparing") };
+    this.hintWait = setTimeout(async () => {
+      this.hintWait = null;
+      await this.askHint();
+      if (this.view && !$("#game").hidden) this.renderPlayControls();
+    }, seconds * 1000);
+  }
+
+  stopHintWait() {
+    clearTimeout(this.hintWait);
+    this.hintWait = null;
+    if (this.ui.hint && this.ui.hint.preparing) this.ui.hint = null;
   }
 
   async doAbandon() {

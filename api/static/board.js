@@ -1,7 +1,7 @@
 // The game screen drawn from a view (state.js) in the player's language: dice, the player's boxes, the score
 // card of every seat, the last turns and the status line. Each function takes one `ctx`:
 //   {t (translator), rules, seat (the player's), view, held (Set of positions), busy, animating,
-//    hint ({hold?, category?, text}), highlight ({seat, category}), touch (coarse pointer)}
+//    hint ({hold?, category?, text, preparing?}), highlight ({seat, category}), touch (coarse pointer)}
 // and draws; nothing here fetches or decides.
 
 import { $, $$, h } from "./dom.js";
@@ -96,6 +96,7 @@ export function renderControls(ctx, els) {
   els.hint.disabled = !mine || ctx.busy;
   els.hintText.textContent = ctx.hint ? ctx.hint.text : "";
   els.hintText.hidden = !ctx.hint;
+  els.hintText.dataset.state = ctx.hint && ctx.hint.preparing ? "preparing" : "ready"; // (the engine warms up: it comes by itself)
 }
 
 // ------------------------------------------------------------------ the player's boxes

@@ -31,12 +31,13 @@ function lookup(catalogue, key) {
   return own(catalogue, key) ? catalogue[key] : undefined;
 }
 
-/** A translator for one language: {lang, tag, t, lines, has, number, list}. Missing keys fall back to English. */
+/** A translator for one language: {lang, tag, t, lines, has, number, list, either}. Missing keys fall back to English. */
 export function translator(lang) {
   const { tag, catalogue } = LANGUAGES[lang] || LANGUAGES[DEFAULT_LANGUAGE];
   const plurals = new Intl.PluralRules(tag);
   const numbers = new Intl.NumberFormat(tag, { maximumFractionDigits: 1 });
   const lists = new Intl.ListFormat(tag, { style: "long", type: "conjunction" });
+  const choices = new Intl.ListFormat(tag, { style: "long", type: "disjunction" });
 
   function choose(message, params) {
     while (message && typeof message === "object") {
@@ -82,6 +83,8 @@ export function translator(lang) {
     has: (key) => raw(key) !== undefined,
     number: (x) => numbers.format(x),
     list: (items) => lists.format(items.map(String)),
+    /** "a, b, or c": one of them */
+    either: (items) => choices.format(items.map(String)),
   };
 }
 

@@ -1,13 +1,37 @@
 // A verification report (verify.js) shown in the player's language: the verdict, every check by its id,
-// each failure from its structured fields ({check, event, field, expected, found}), the seeds, the roll-off
-// and every roll. verify.js's English details are used only for a check id the catalogue does not know.
+// each failure from its structured fields ({check, event, field, expected, found}, the words among them
+// verify.js's Phrases, worded by the catalogue's "phrase.<code>"), the seeds, the roll-off and every roll.
+// verify.js's English is used only for a check id or a phrase the catalogue does not know.
 
 import { h } from "./dom.js";
 import { boxLabel } from "./rules.js";
 import { miniDice } from "./board.js";
+import { Phrase } from "./verify.js";
 
 const SHOWN_PER_CHECK = 3;
-const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+const LONGEST_VALUE = 200; // characters of a value shown in a failure (the log has it whole)
+
+/** Characters that do not show, or show as something else: a string holding one is shown as JSON. */
+const UNSEEN = /^$|^\s|\s$|[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
+
+/** Whether a string shown bare could be taken for another value: "", "1", "null", "[]", " x", "a\u200bb". */
+function ambiguous(s) {
+  if (UNSEEN.test(s)) return true;
+  try {
+    JSON.parse(s);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A value of the log exactly: as JSON, but a plain string (an id, hex) bare; cut when long (the log has it whole). */
+function value(v) {
+  const text = typeof v === "string" && !ambiguous(v) ? v : JSON.stringify(v) ?? "null";
+  return text.length > LONGEST_VALUE ? `${text.slice(0, LONGEST_VALUE - 1)}…` : text;
+}
+/** An id or a hex string in a sentence: bare. */
+const bare = (v) => (typeof v === "string" ? v : value(v));
 
 function tick(t, ok) {
   const [cls, key, mark] = ok === true ? ["ok", "pass", "✓"] : ok === false ? ["bad", "fail", "✗"] : ["na", "na", "–"];
@@ -16,10 +40,29 @@ function tick(t, ok) {
 
 const checkName = (t, id) => (t.has(`check.${id}`) ? t.t(`check.${id}`) : id);
 
+/** A phrase's parameter: seats and a hold as "[0, 2]"; the values one_of accepts, as JSON, "1, 2, or 3"; other
+ * lists "a, b, or c" (keys, bots) or "a, b, and c" (parts); ids, hex and numbers as they are. */
+function phraseParam(t, name, v) {
+  if (!Array.isArray(v)) return typeof v === "number" ? v : bare(v);
+  if (name === "seats" || name === "hold") return `[${v.map((x) => (x === null ? t.t("phrase.operator") : bare(x))).join(", ")}]`;
+  if (name === "values") return t.either(v.map(value));
+  return name === "parts" ? t.list(v.map(bare)) : t.either(v.map(bare));
+}
+
+/** One of verify.js's Phrases in the player's language (its English when the catalogue does not know it). */
+export function phraseText(t, phrase) {
+  const key = `phrase.${phrase.code}`;
+  if (!t.has(key)) return String(phrase);
+  return t.t(key, Object.fromEntries(Object.entries(phrase.params).map(([k, v]) => [k, phraseParam(t, k, v)])));
+}
+
+/** What a failure expected or found: a value of the log as it is, the verifier's words in the player's language. */
+const term = (t, v) => (v instanceof Phrase ? phraseText(t, v) : value(v));
+
 export function failureText(t, f) {
   if (f.check === "seed.revealed") return t.t("failure.notOver");
   return t.t("verify.failure", { at: f.event === null ? "none" : "event", event: f.event, field: f.field,
-    expected: show(f.expected), found: show(f.found) });
+    expected: term(t, f.expected), found: term(t, f.found) });
 }
 
 function failuresOf(t, report, id) {
@@ -73,8 +116,10 @@ export function summaryText(t, report) {
 export function renderNotLog({ t, box, summaryEl, host, notLog }) {
   host.dataset.verdict = "fail";
   summaryEl.textContent = t.t("notLog.title");
-  const technical = notLog.detail ? [h("details.technical", h("summary", t.t("verify.technical")), h("code", notLog.detail))] : [];
-  box.replaceChildren(h("p.bad", { "data-testid": "not-a-log" }, t.t(`notLog.${notLog.reason}`)), ...technical);
+  const technical = notLog.detail
+    ? [h("details.technical", h("summary", t.t("verify.technical")), h("code", { lang: "en" }, notLog.detail))] : [];
+  const key = t.has(`notLog.${notLog.reason}`) ? `notLog.${notLog.reason}` : "notLog.unusable";
+  box.replaceChildren(h("p.bad", { "data-testid": "not-a-log", "data-reason": notLog.reason }, t.t(key)), ...technical);
 }
 
 /**

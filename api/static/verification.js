@@ -48,31 +48,18 @@ export async function check(log, { receipt = null, moveReceipts = [], trustedKey
   return { report, notLog: notALog(report) };
 }
 
-// Why input is not a log at all (verify.js says it in English, for the reference's error line): a reason
-// the catalogue words, keyed by what verify.js's message begins with.
-const UNUSABLE = [
-  [/^empty file/, "empty"],
-  [/^not UTF-8/, "notText"],
-  [/^a file over/, "tooLarge"],
-  [/^duplicate key/, "duplicateKey"],
-  [/^nesting deeper/, "tooDeep"],
-  [/^a number/, "badNumber"],
-  [/lone surrogate/, "badText"],
-  [/^not a JSON object/, "notObject"],
-  [/^receipt:/, "badReceipt"],
-  [/not JSON|is not JSON/, "notJson"],
-];
-
-/** null for a log (verified or not); else {reason, detail}: why this is not a fairdice log. */
+/**
+ * null for a log (verified or not); else {reason, detail}: why this is not a fairdice log. The reason is
+ * verify.js's code for input that is not a log at all (UNUSABLE_REASONS), or the page's own "is_receipt"
+ * (the player's receipt, chosen instead of the log) or "not_a_log" (JSON, but not shaped as a log); the
+ * catalogues word each as "notLog.<reason>". `detail`: verify.js's English, for a technical detail.
+ */
 export function notALog(report) {
-  if (report.error) {
-    const found = UNUSABLE.find(([re]) => re.test(report.error));
-    return { reason: found ? found[1] : "unusable", detail: report.error };
-  }
+  if (report.error) return { reason: report.reason || "unusable", detail: report.error };
   const doc = report.document;
-  if (isObject(doc) && doc.format === "fairdice-receipt") return { reason: "isReceipt", detail: "" };
+  if (isObject(doc) && doc.format === "fairdice-receipt") return { reason: "is_receipt", detail: "" };
   if (!isObject(doc) || doc.format !== "fairdice-log" || !isObject(doc.header) || !Array.isArray(doc.events)) {
-    return { reason: "notLog", detail: "" };
+    return { reason: "not_a_log", detail: "" };
   }
   return null;
 }

@@ -14,6 +14,30 @@
 //
 // This module has no DOM code and no dependency: the page imports it to check a game, and the
 // tests (tests/node/) import it under Node to hold it to the SPEC vectors and the forged corpus.
+//
+// Its answers are machine-readable, so that the page can word them in the player's language:
+//
+// - Input that is not a log at all (SPEC §7, exit 2 of fairdice-verify) gets {ok: false, error, reason}:
+//   `error` is an English sentence for a technical detail, `reason` a stable code (UNUSABLE_REASONS):
+//     empty               no JSON at all: an empty file, or only white space
+//     not_utf8            bytes that are not UTF-8 text (an image, UTF-16, an overlong or CESU-8 encoding)
+//     too_large           a file over 16 MiB
+//     not_json            not JSON (a syntax error, a byte order mark, a raw control character in a string, a
+//                         comment, trailing data, a value that JSON cannot hold)
+//     nan_or_infinity     NaN, Infinity or -Infinity, which are not JSON numbers
+//     duplicate_key       one key twice in an object (parsers differ on which value counts)
+//     number_out_of_range a number of magnitude 2^53 or more, or written with more than 20 digits
+//     nesting_too_deep    arrays and objects nested deeper than 64
+//     lone_surrogate      a \ud800-\udfff escape that is not half of a pair
+//     not_an_object       JSON, but not an object (an array, a string, a number, true, false or null)
+//     bad_receipt         the receipt given with the log is not a usable receipt (SPEC §5.5)
+//     bad_move_receipts   the move receipts given with the log are not a JSON array of move receipts
+//     bad_trusted_key     a trusted key that is not 64 hex digits
+//   (the strict JSON reasons are those of the reference, verifier/strictjson.py, with four more of its own).
+// - A failed check is {check, event, field, expected, found}: `expected` and `found` are values of the log
+//   (numbers, hex, ids, arrays of them) or, where the verifier says what it wanted in words, a Phrase: a
+//   stable code with parameters (PHRASES: the codes and their English), never an English string. The
+//   `checks[].detail` lines stay English, as the reference's.
 
 export const SCHEME = "fairdice/v1";
 /** The check ids of SPEC §7, in the reference's order: receipt.match (§5.5), and those of log format
@@ -82,8 +106,31 @@ export function field(text) {
 // Input that is not a log at all (SPEC §7, exit 2 of fairdice-verify) must be refused, not guessed
 // at: JSON.parse keeps the last of duplicate keys, where another reader may keep the first.
 
-/** Input that is not a log at all: verifyLog answers {ok: false, error}. */
-export class UnusableInput extends Error {}
+/** Why input is not a log at all (verifyLog's `reason`), each with what it means. */
+export const UNUSABLE_REASONS = Object.freeze({
+  empty: "no JSON at all: an empty file, or only white space",
+  not_utf8: "bytes that are not UTF-8 text",
+  too_large: "a file over 16 MiB",
+  not_json: "not JSON",
+  nan_or_infinity: "NaN, Infinity or -Infinity, which are not JSON numbers",
+  duplicate_key: "one key twice in an object",
+  number_out_of_range: "a number of magnitude 2^53 or more, or of more than 20 digits",
+  nesting_too_deep: "arrays and objects nested deeper than 64",
+  lone_surrogate: "a \\ud800-\\udfff escape that is not half of a pair",
+  not_an_object: "JSON that is not an object",
+  bad_receipt: "the receipt is not a usable receipt",
+  bad_move_receipts: "the move receipts are not a JSON array of move receipts",
+  bad_trusted_key: "a trusted key that is not 64 hex digits",
+});
+
+/** Input that is not a log at all: verifyLog answers {ok: false, error: message, reason}. */
+export class UnusableInput extends Error {
+  constructor(message, reason) {
+    super(message);
+    if (!Object.prototype.hasOwnProperty.call(UNUSABLE_REASONS, reason)) throw new Error(`no such reason: ${reason}`);
+    this.reason = reason;
+  }
+}
 
 /** A JSON number written with a fraction or an exponent: not an integer, even when it is 1.0. */
 export class JsonFloat {
@@ -108,9 +155,9 @@ function wellFormed(s) {
 
 /** A number of the document: integers below 2^53 in magnitude; at most 20 digits. */
 function jsonNumber(text, isFloat) {
-  if (text.replace(/[^0-9]/g, "").length > 20) throw new UnusableInput(`a number with more than 20 digits: ${text}`);
+  if (text.replace(/[^0-9]/g, "").length > 20) throw new UnusableInput(`a number with more than 20 digits: ${text}`, "number_out_of_range");
   const value = Number(text);
-  if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${text}`);
+  if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${text}`, "number_out_of_range");
   return isFloat ? new JsonFloat(value) : value + 0; // (+ 0: -0 is the integer 0)
 }
 
@@ -127,7 +174,7 @@ class StrictParser {
   }
 
   fail(what) {
-    throw new UnusableInput(`not JSON: ${what} at character ${this.i}`);
+    throw new UnusableInput(`not JSON: ${what} at character ${this.i}`, "not_json");
   }
 
   space() {
@@ -141,7 +188,7 @@ class StrictParser {
 
   document() {
     this.space();
-    if (this.i === this.s.length) throw new UnusableInput("empty file");
+    if (this.i === this.s.length) throw new UnusableInput("empty file", "empty");
     const doc = this.value(0);
     this.space();
     if (this.i !== this.s.length) this.fail("extra data after the document");
@@ -154,7 +201,7 @@ class StrictParser {
     if (c === "[") return this.array(depth + 1);
     if (c === '"') return this.string();
     for (const word of ["NaN", "Infinity", "-Infinity"]) {
-      if (this.s.startsWith(word, this.i)) throw new UnusableInput(`${word} is not JSON (at character ${this.i})`);
+      if (this.s.startsWith(word, this.i)) throw new UnusableInput(`${word} is not JSON (at character ${this.i})`, "nan_or_infinity");
     }
     if (c === "-" || (c >= "0" && c <= "9")) return this.number();
     for (const [word, value] of [["true", true], ["false", false], ["null", null]]) {
@@ -167,7 +214,7 @@ class StrictParser {
   }
 
   nested(depth) {
-    if (depth > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH} (at character ${this.i})`);
+    if (depth > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH} (at character ${this.i})`, "nesting_too_deep");
     this.i++;
     this.space();
   }
@@ -184,7 +231,7 @@ class StrictParser {
       if (this.s[this.i] !== '"') this.fail("expected a key");
       const at = this.i;
       const key = this.string();
-      if (seen.has(key)) throw new UnusableInput(`duplicate key ${JSON.stringify(key)} (at character ${at})`);
+      if (seen.has(key)) throw new UnusableInput(`duplicate key ${JSON.stringify(key)} (at character ${at})`, "duplicate_key");
       seen.add(key);
       this.space();
       if (this.s[this.i] !== ":") this.fail("expected ':'");
@@ -243,7 +290,8 @@ class StrictParser {
     }
     this.i++;
     if (!wellFormed(out)) {
-      throw new UnusableInput(`a lone surrogate (a \\ud800-\\udfff escape not forming a pair) in the string at character ${start}`);
+      throw new UnusableInput(`a lone surrogate (a \\ud800-\\udfff escape not forming a pair) in the string at character ${start}`,
+        "lone_surrogate");
     }
     return out;
   }
@@ -259,11 +307,11 @@ class StrictParser {
 
 /** The text of a file given as bytes: UTF-8, or unusable (a byte order mark is kept, and refused). */
 function decodeUtf8(bytes) {
-  if (bytes.length > MAX_BYTES) throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`);
+  if (bytes.length > MAX_BYTES) throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`, "too_large");
   try {
     return new TextDecoder("utf-8", { fatal: true, ignoreBOM: true }).decode(bytes);
   } catch {
-    throw new UnusableInput("not UTF-8 text");
+    throw new UnusableInput("not UTF-8 text", "not_utf8");
   }
 }
 
@@ -272,11 +320,11 @@ export function parseStrictJSON(input) {
   let text = input;
   if (input instanceof ArrayBuffer) text = decodeUtf8(new Uint8Array(input));
   else if (ArrayBuffer.isView(input)) text = decodeUtf8(new Uint8Array(input.buffer, input.byteOffset, input.byteLength));
-  else if (typeof input !== "string") throw new UnusableInput("not JSON text");
+  else if (typeof input !== "string") throw new UnusableInput("not JSON text", "not_json");
   else if (text.length > MAX_BYTES / 3 && enc.encode(text).length > MAX_BYTES) {
-    throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`);
+    throw new UnusableInput(`a file over ${MAX_BYTES / 1048576} MiB`, "too_large");
   }
-  if (!wellFormed(text)) throw new UnusableInput("a lone surrogate in the text");
+  if (!wellFormed(text)) throw new UnusableInput("a lone surrogate in the text", "lone_surrogate");
   return new StrictParser(text).document();
 }
 
@@ -284,20 +332,20 @@ export function parseStrictJSON(input) {
 function checkParsed(value, depth = 0) {
   if (value === null || typeof value === "boolean" || value instanceof JsonFloat) return;
   if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new UnusableInput(`${value} is not JSON`);
-    if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${value}`);
+    if (!Number.isFinite(value)) throw new UnusableInput(`${value} is not JSON`, "nan_or_infinity");
+    if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${value}`, "number_out_of_range");
     return;
   }
   if (typeof value === "string") {
-    if (!wellFormed(value)) throw new UnusableInput("a lone surrogate in a string");
+    if (!wellFormed(value)) throw new UnusableInput("a lone surrogate in a string", "lone_surrogate");
     return;
   }
-  if (typeof value !== "object") throw new UnusableInput(`not JSON: a value of type ${typeof value}`);
-  if (depth + 1 > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH}`);
+  if (typeof value !== "object") throw new UnusableInput(`not JSON: a value of type ${typeof value}`, "not_json");
+  if (depth + 1 > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH}`, "nesting_too_deep");
   const proto = Object.getPrototypeOf(value);
-  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) throw new UnusableInput("not JSON: an object that is not plain");
+  if (!Array.isArray(value) && proto !== Object.prototype && proto !== null) throw new UnusableInput("not JSON: an object that is not plain", "not_json");
   for (const key of Object.keys(value)) {
-    if (!wellFormed(key)) throw new UnusableInput("a lone surrogate in a key");
+    if (!wellFormed(key)) throw new UnusableInput("a lone surrogate in a key", "lone_surrogate");
     checkParsed(value[key], depth + 1);
   }
 }
@@ -847,6 +895,103 @@ export async function publishedBotHashes() {
   return publishedHashes;
 }
 
+// ------------------------------------------------------------------ the words of a failure
+
+/**
+ * What the verifier wanted, or found, where no value of the log says it ("a valid signature of the log",
+ * "an open box"): a stable code and its parameters (numbers, hex, ids and arrays of them). The English is
+ * here, for the reference's detail lines; the page words each code from its catalogues ("phrase.<code>").
+ */
+export const PHRASES = Object.freeze({
+  present: "present",
+  missing: "missing",
+  no_such_field: "no such field",
+  one_of: "one of {values}",
+  an_object: "an object",
+  an_array: "an array",
+  hex_or_absent: "a hex string, or no such field (unsigned)",
+  object_or_null: "an object, or null while the game is in progress",
+  printable_ascii: "{min} to {max} printable ASCII characters",
+  seats_as_specified: "{min} to {max} seats as in SPEC §5.2",
+  seat_or_random: 'a seat index or "{value}"',
+  seat_or_null: "a seat index or null",
+  hex_digits: "{count} lowercase hex digits",
+  timeout_seconds: "whole seconds, at least 1 (the server's inactivity timeout)",
+  totals_per_seat: "one object of integers {parts} per seat",
+  event_field: "the type SPEC §5.3 gives this field",
+  no_seed_from_seat: "no client seed from that seat",
+  a_trusted_key: "a trusted key: {keys}",
+  header_signature: "a valid signature of the header",
+  log_signature: "a valid signature of the log",
+  trusted_signature: "a signature by the trusted key",
+  at_most_events: "at most the log's {count} events (the server acknowledged more)",
+  game_over: "a finished or abandoned game; this one is not over, so its server seed is not revealed and its dice cannot be checked",
+  box_after_third_roll: "a box after the third roll",
+  roll_begins_turn: "roll (a turn begins with a roll)",
+  no_hold_on_first_roll: "[] on roll 1",
+  hold_positions: "sorted distinct positions 0..4",
+  category_of_rules: "a category of {rules}",
+  an_open_box: "an open box",
+  already_filled: "{category} (already filled)",
+  seeds_first: "a client seed from seat(s) {seats} first",
+  a_human_seat: "a human seat: {seats}",
+  no_human_seat: "null (no human seat)",
+  one_seed_per_seat: "one client seed per seat",
+  client_seed_rule: "1 to 256 characters, none of those SPEC §2.2 excludes",
+  no_seed_after_start: "no client seed once play has started",
+  commitments_before_seeds: "every commitment before any client seed",
+  one_commitment_per_seat: "one commitment per seat",
+  commitments_first: "a commitment from seat(s) {seats} before any client seed",
+  committed_seed: "the seed committed to ({commitment})",
+  seed_and_salt_hash: "a seed and salt hashing to {hash}",
+  no_event_after_last_box: "no event after the last box",
+  no_event_after_abandon: "no event after the abandon event",
+  final_block: "the final block of a game that is over",
+  shown_in_progress: "what the events show: in progress ({count} boxes still open)",
+  shown_not_started: "what the events show: play never started",
+  shown_abandoned: "what the events show: abandoned (an abandon event)",
+  abandon_event_last: "an abandon event as the last event",
+  no_events: "no events",
+  start_after_seeds: "start (it follows the last client seed)",
+  roll_or_score: "roll or score",
+  start_before_moves: "start before any roll or score",
+  null_on_timeout: "null (only the server abandons on a timeout)",
+  seat_not_timeout: "a seat (the server abandons only on a timeout)",
+  seat_whose_turn: "seat {seat}, whose turn it is (or any seat before play)",
+  rolloff_until_winner: "rounds until one seat has the highest sum",
+  a_published_policy: "a published policy: {bots}",
+  optimal_upper_first: "a decision of the policy, which does not play the upper-first house rule",
+  policy_failed: "a decision of the policy, which failed: {error}",
+  roll_holding: "roll {hold}",
+  score_in: "score {category}",
+});
+
+/** One of PHRASES with its parameters. A class of its own, so that no value of a log can pass for one. */
+export class Phrase {
+  constructor(code, params = {}) {
+    if (!has(PHRASES, code)) throw new Error(`no such phrase: ${code}`);
+    this.code = code;
+    this.params = Object.freeze({ ...params });
+    Object.freeze(this);
+  }
+
+  /** The English words, as the reference writes them. */
+  toString() {
+    return PHRASES[this.code].replace(/\{(\w+)\}/g, (_, name) => englishParam(name, this.params[name]));
+  }
+
+  toJSON() {
+    return { phrase: this.code, ...this.params };
+  }
+}
+
+const said = (code, params) => new Phrase(code, params);
+
+function englishParam(name, value) {
+  if (!Array.isArray(value)) return show(value);
+  return name === "seats" || name === "hold" ? pyList(value) : value.map(show).join(", ");
+}
+
 // ------------------------------------------------------------------ the fields of SPEC §5
 
 const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x) && !(x instanceof JsonFloat);
@@ -861,6 +1006,8 @@ const nSeats = (h) => (Array.isArray(h.seats) ? h.seats.length : 0);
 const isHold = (hold) => hold.every((p, j) => p >= 0 && p <= 4 && (j === 0 || p > hold[j - 1]));
 /** Python's str() of a list of seats, in failure texts the reference also writes. */
 const pyList = (xs) => `[${xs.map((x) => (x === null ? "None" : String(x))).join(", ")}]`;
+/** A move in words: a roll with its hold, or a box. */
+const moveSaid = (action, hold, category) => (action === "roll" ? said("roll_holding", { hold }) : said("score_in", { category }));
 
 function seatOk(s) {
   if (!isObject(s) || !seatNameValid(s.name)) return false;
@@ -874,37 +1021,37 @@ const TOTAL_PARTS = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"];
 // name -> [what is expected, check(value, header)]
 const TOP_FIELDS = {
   format: ["fairdice-log", (v) => v === "fairdice-log"],
-  version: ["1 or 2", (v) => VERSIONS.includes(v)],
-  header: ["an object", isObject],
-  commitment_signature: ["a hex string, or no such field (unsigned)", isStr],
-  events: ["an array", Array.isArray],
-  final: ["an object, or null while the game is in progress", (v) => v === null || isObject(v)],
-  signature: ["a hex string, or no such field (unsigned)", isStr],
+  version: [said("one_of", { values: VERSIONS }), (v) => VERSIONS.includes(v)],
+  header: [said("an_object"), isObject],
+  commitment_signature: [said("hex_or_absent"), isStr],
+  events: [said("an_array"), Array.isArray],
+  final: [said("object_or_null"), (v) => v === null || isObject(v)],
+  signature: [said("hex_or_absent"), isStr],
 };
 const HEADER_FIELDS = {
   scheme: [SCHEME, (v) => v === SCHEME],
-  game_id: ["1 to 64 printable ASCII characters", (v) => isStr(v) && /^[\x20-\x7e]{1,64}$/.test(v)],
-  rules: ["yacht, yatzy or classic13", (v) => isStr(v) && has(CATEGORIES, v)],
-  upper_first: ["true or false", isBool],
-  seats: ["1 to 6 seats as in SPEC §5.2", (v) => Array.isArray(v) && v.length >= 1 && v.length <= 6 && v.every(seatOk)],
-  first: ['a seat index or "random"', (v, h) => v === "random" || (isInt(v) && v >= 0 && v < nSeats(h))],
-  commitment: ["64 lowercase hex digits", (v) => isHex(v, 64)],
-  seed_secret: ["true or false", isBool],
-  key_id: ["16 lowercase hex digits", (v) => isHex(v, 16)],
-  public_key: ["64 lowercase hex digits", (v) => isHex(v, 64)],
+  game_id: [said("printable_ascii", { min: 1, max: 64 }), (v) => isStr(v) && /^[\x20-\x7e]{1,64}$/.test(v)],
+  rules: [said("one_of", { values: Object.keys(CATEGORIES) }), (v) => isStr(v) && has(CATEGORIES, v)],
+  upper_first: [said("one_of", { values: [true, false] }), isBool],
+  seats: [said("seats_as_specified", { min: 1, max: 6 }), (v) => Array.isArray(v) && v.length >= 1 && v.length <= 6 && v.every(seatOk)],
+  first: [said("seat_or_random", { value: "random" }), (v, h) => v === "random" || (isInt(v) && v >= 0 && v < nSeats(h))],
+  commitment: [said("hex_digits", { count: 64 }), (v) => isHex(v, 64)],
+  seed_secret: [said("one_of", { values: [true, false] }), isBool],
+  key_id: [said("hex_digits", { count: 16 }), (v) => isHex(v, 16)],
+  public_key: [said("hex_digits", { count: 64 }), (v) => isHex(v, 64)],
 };
 // version 2 (SPEC §5.1): the server's inactivity timeout, fixed at creation and signed, an integer ≥ 1
 const HEADER_FIELDS_V2 = {
-  ...HEADER_FIELDS, abandon_timeout: ["whole seconds, at least 1 (the server's inactivity timeout)", (v) => isInt(v) && v >= 1],
+  ...HEADER_FIELDS, abandon_timeout: [said("timeout_seconds"), (v) => isInt(v) && v >= 1],
 };
 const FINAL_FIELDS = {
-  status: ['"finished" or "abandoned"', (v) => v === "finished" || v === "abandoned"],
-  server_seed: ["64 lowercase hex digits", (v) => isHex(v, 64)],
-  totals: ["one object of integers upper, upper_bonus, lower, yahtzee_bonus, total per seat",
+  status: [said("one_of", { values: ["finished", "abandoned"] }), (v) => v === "finished" || v === "abandoned"],
+  server_seed: [said("hex_digits", { count: 64 }), (v) => isHex(v, 64)],
+  totals: [said("totals_per_seat", { parts: TOTAL_PARTS }),
     (v, h) => Array.isArray(v) && v.length === nSeats(h)
       && v.every((t) => isObject(t) && sameKeys(t, TOTAL_PARTS) && TOTAL_PARTS.every((k) => isInt(t[k])))],
-  winner: ["a seat index or null", (v) => v === null || isInt(v)],
-  draw: ["true or false", isBool],
+  winner: [said("seat_or_null"), (v) => v === null || isInt(v)],
+  draw: [said("one_of", { values: [true, false] }), isBool],
 };
 const EVENT_FIELDS = {
   client_seed: ["type", "seat", "client_seed"],
@@ -1029,11 +1176,11 @@ async function readReceipt(input) {
   try {
     r = readJSON(input);
   } catch (err) {
-    if (err instanceof UnusableInput) throw new UnusableInput(`receipt: ${err.message}`);
+    if (err instanceof UnusableInput) throw new UnusableInput(`receipt: ${err.message}`, "bad_receipt");
     throw err;
   }
   const problem = await receiptProblem(r);
-  if (problem) throw new UnusableInput(`receipt: ${problem}`);
+  if (problem) throw new UnusableInput(`receipt: ${problem}`, "bad_receipt");
   return r;
 }
 
@@ -1086,13 +1233,13 @@ function readMoveReceipts(input) {
   try {
     list = readJSON(input);
   } catch (err) {
-    if (err instanceof UnusableInput) throw new UnusableInput(`move receipts: ${err.message}`);
+    if (err instanceof UnusableInput) throw new UnusableInput(`move receipts: ${err.message}`, "bad_move_receipts");
     throw err;
   }
-  if (!Array.isArray(list)) throw new UnusableInput("move receipts: a JSON array of move receipts is expected");
+  if (!Array.isArray(list)) throw new UnusableInput("move receipts: a JSON array of move receipts is expected", "bad_move_receipts");
   list.forEach((r, k) => {
     const problem = moveReceiptProblem(r, k);
-    if (problem) throw new UnusableInput(`move receipts: ${problem}`);
+    if (problem) throw new UnusableInput(`move receipts: ${problem}`, "bad_move_receipts");
   });
   return list;
 }
@@ -1103,7 +1250,8 @@ function readTrustedKeys(keys) {
   const list = Array.isArray(keys) ? keys : [keys];
   return list.map((k, i) => {
     if (typeof k !== "string" || !/^[0-9a-fA-F]{64}$/.test(k)) {
-      throw new UnusableInput(`trustedKeys[${i}]: expected 64 hex digits (a raw Ed25519 public key), found ${String(k).slice(0, 80)}`);
+      throw new UnusableInput(`trustedKeys[${i}]: expected 64 hex digits (a raw Ed25519 public key), found ${String(k).slice(0, 80)}`,
+        "bad_trusted_key");
     }
     return k.toLowerCase();
   });
@@ -1114,7 +1262,7 @@ function readTrustedKeys(keys) {
 /** The replay cannot meaningfully go on. */
 class Stop extends Error {}
 
-const show = (v) => (typeof v === "string" ? v : JSON.stringify(v));
+const show = (v) => (typeof v === "string" || v instanceof Phrase ? String(v) : JSON.stringify(v));
 
 function failureText(f) {
   if (f.check === "seed.revealed") return "the game is not over: its server seed is not revealed yet, so its dice cannot be checked";
@@ -1206,10 +1354,10 @@ class Verification {
   fieldsOk(obj, prefix, fields, header, optional = []) {
     for (const [name, [wanted, good]] of Object.entries(fields)) {
       if (!has(obj, name)) {
-        if (!optional.includes(name)) this.fail("log.format", null, prefix + name, "present", "missing");
+        if (!optional.includes(name)) this.fail("log.format", null, prefix + name, said("present"), said("missing"));
       } else if (!good(obj[name], header)) this.fail("log.format", null, prefix + name, wanted, obj[name]);
     }
-    for (const name of Object.keys(obj)) if (!has(fields, name)) this.fail("log.format", null, prefix + name, "no such field", obj[name]);
+    for (const name of Object.keys(obj)) if (!has(fields, name)) this.fail("log.format", null, prefix + name, said("no_such_field"), obj[name]);
   }
 
   // -- receipt.match (SPEC §5.5): the log is the game the player joined, with the seed the player sent
@@ -1225,7 +1373,7 @@ class Verification {
     if (given(r, "public_key")) this.expect("receipt.match", null, "public_key", r.public_key, h.public_key);
     const seatOf = (e) => (has(e, "seat") ? e.seat : null);
     const sent = this.doc.events.flatMap((e, i) => (isObject(e) && e.type === "client_seed" && seatOf(e) === r.seat ? [i] : []));
-    if (!sent.length) this.fail("receipt.match", null, "client_seed", r.client_seed, "no client seed from that seat");
+    if (!sent.length) this.fail("receipt.match", null, "client_seed", r.client_seed, said("no_seed_from_seat"));
     for (const i of sent) {
       const e = this.doc.events[i];
       this.expect("receipt.match", i, "client_seed", r.client_seed, has(e, "client_seed") ? e.client_seed : null);
@@ -1247,14 +1395,14 @@ class Verification {
     } else {
       this.info.trusted = true;
       this.signers = trusted;
-      if (!trusted.includes(h.public_key)) this.fail("log.key", null, "header.public_key", "a trusted key: " + trusted.join(", "), h.public_key);
+      if (!trusted.includes(h.public_key)) this.fail("log.key", null, "header.public_key", said("a_trusted_key", { keys: trusted }), h.public_key);
       this.notes["log.key"] = `key ${kid} is the server's published key`;
     }
     this.passed("log.key");
     this.info.signed = has(doc, "commitment_signature") && has(doc, "signature");
     if (has(doc, "commitment_signature")) {
-      await this.checkSignature("sig.commitment", "commitment_signature", canonicalJSON(h), "a valid signature of the header");
-    } else if (!this.allowUnsigned) this.fail("sig.commitment", null, "commitment_signature", "present", "missing");
+      await this.checkSignature("sig.commitment", "commitment_signature", canonicalJSON(h), said("header_signature"));
+    } else if (!this.allowUnsigned) this.fail("sig.commitment", null, "commitment_signature", said("present"), said("missing"));
     else this.notes["sig.commitment"] = "unsigned (allowed): nothing shows that the server promised this header before the client seeds";
   }
 
@@ -1263,13 +1411,13 @@ class Verification {
     const doc = this.doc;
     if (!has(doc, "signature")) {
       if (doc.final === null) return; // a game in progress is signed once it is over
-      if (!this.allowUnsigned) this.fail("sig.final", null, "signature", "present", "missing");
+      if (!this.allowUnsigned) this.fail("sig.final", null, "signature", said("present"), said("missing"));
       else this.notes["sig.final"] = "unsigned (allowed): the dice and scores re-derive, but nothing shows that the server sent this log";
       return;
     }
     const unsigned = {};
     for (const k of Object.keys(doc)) if (k !== "signature") unsigned[k] = doc[k];
-    await this.checkSignature("sig.final", "signature", canonicalJSON(unsigned), "a valid signature of the log");
+    await this.checkSignature("sig.final", "signature", canonicalJSON(unsigned), said("log_signature"));
   }
 
   async checkSignature(check, name, text, wanted) {
@@ -1293,12 +1441,12 @@ class Verification {
       }
       const signed = await this.signedByATrustedKey(r.signature, moveReceiptBytes(r.game_id, r.events, hexToBytes(r.chain)));
       if (signed === false) {
-        this.fail("receipt.chain", null, `${where}.signature`, "a signature by the trusted key", r.signature);
+        this.fail("receipt.chain", null, `${where}.signature`, said("trusted_signature"), r.signature);
         continue;
       }
       if (signed === null) this.notChecked("receipt.chain", "this browser cannot check Ed25519 signatures: run fairdice-verify --receipts");
       if (r.events > events.length) {
-        this.fail("receipt.chain", null, `${where}.events`, `at most the log's ${events.length} events (the server acknowledged more)`, r.events);
+        this.fail("receipt.chain", null, `${where}.events`, said("at_most_events", { count: events.length }), r.events);
         continue;
       }
       digests = digests || await chainDigests(h, events);
@@ -1323,8 +1471,7 @@ class Verification {
   async checkSeed() {
     const fin = this.doc.final;
     if (fin === null) {
-      this.fail("seed.revealed", null, "final", "a finished or abandoned game; this one is not over, so its server seed is not " +
-        "revealed and its dice cannot be checked", null);
+      this.fail("seed.revealed", null, "final", said("game_over"), null);
       return;
     }
     this.passed("seed.revealed");
@@ -1339,7 +1486,7 @@ class Verification {
     const kind = isObject(ev) && has(ev, "type") ? ev.type : null;
     const fields = this.game.fields;
     if (!isStr(kind) || !has(fields, kind)) {
-      this.stop("log.format", i, "type", "one of " + Object.keys(fields).join(", "), isObject(ev) ? kind : ev);
+      this.stop("log.format", i, "type", said("one_of", { values: Object.keys(fields) }), isObject(ev) ? kind : ev);
     }
     const names = fields[kind];
     if (!sameKeys(ev, names)) {
@@ -1347,7 +1494,7 @@ class Verification {
       this.stop("log.format", i, odd.join(","), names, Object.keys(ev).sort(byCodePoint));
     }
     for (const name of names.slice(1)) {
-      if (!eventFieldOk(kind, name, ev[name], this.nSeats)) this.stop("log.format", i, name, "see SPEC §5.3", ev[name]);
+      if (!eventFieldOk(kind, name, ev[name], this.nSeats)) this.stop("log.format", i, name, said("event_field"), ev[name]);
     }
   }
 
@@ -1398,9 +1545,9 @@ class Verification {
     if (ev.turn !== turn) this.stop("turn.order", i, "turn", turn, ev.turn);
     if (g.isBot[g.cur] && g.rolls > 0) await this.checkBotDecision(i, ev, g, turn);
     if (ev.type === "roll" && (g.rolls === 3 || ev.roll !== g.rolls + 1)) {
-      this.stop("roll.count", i, "roll", g.rolls < 3 ? g.rolls + 1 : "a box after the third roll", ev.roll);
+      this.stop("roll.count", i, "roll", g.rolls < 3 ? g.rolls + 1 : said("box_after_third_roll"), ev.roll);
     }
-    if (ev.type === "score" && g.rolls === 0) this.stop("roll.count", i, "type", "roll (a turn begins with a roll)", "score");
+    if (ev.type === "score" && g.rolls === 0) this.stop("roll.count", i, "type", said("roll_begins_turn"), "score");
   }
 
   async onRoll(i, ev, g) {
@@ -1410,7 +1557,7 @@ class Verification {
     this.view.rolls.push(entry);
     if (seat !== g.cur || turn !== g.filled[g.cur] + 1 || roll !== g.rolls + 1 || roll > 3 || g.isBot[g.cur]) await this.checkMove(i, ev, g);
     if (hold.length && (roll === 1 || !isHold(hold))) {
-      this.stop("roll.hold", i, "hold", roll === 1 ? "[] on roll 1" : "sorted distinct positions 0..4", hold);
+      this.stop("roll.hold", i, "hold", said(roll === 1 ? "no_hold_on_first_roll" : "hold_positions"), hold);
     }
     // roll.dice: every die re-derived; a held die keeps its value (the stream is not shifted)
     const dice = g.derive ? await g.derive.roll(seat, turn, roll) : [...logged];
@@ -1435,10 +1582,10 @@ class Verification {
     const boxes = g.boxes[cur];
     const cat = ev.category;
     if (!isStr(cat)) this.eventFormat(i, ev);
-    if (!boxes.has(cat)) this.stop("score.category", i, "category", `a category of ${g.rules}`, cat);
-    if (boxes.get(cat) !== null) this.stop("score.category", i, "category", "an open box", `${cat} (already filled)`);
+    if (!boxes.has(cat)) this.stop("score.category", i, "category", said("category_of_rules", { rules: g.rules }), cat);
+    if (boxes.get(cat) !== null) this.stop("score.category", i, "category", said("an_open_box"), said("already_filled", { category: cat }));
     const scored = scoreOnCard(g.rules, boxes, g.dice, cat, g.upperFirst);
-    if (!scored) this.stop("score.category", i, "category", "one of " + [...legalBoxes(g.rules, boxes, g.dice, g.upperFirst).keys()].join(", "), cat);
+    if (!scored) this.stop("score.category", i, "category", said("one_of", { values: [...legalBoxes(g.rules, boxes, g.dice, g.upperFirst).keys()] }), cat);
     // score.points: points, joker, Yahtzee bonus, upper bonus and running total
     const [pts, joker] = scored;
     const yb = yahtzeeBonus(g.rules, boxes, g.dice);
@@ -1467,19 +1614,19 @@ class Verification {
   async onOtherEvent(i, ev, kind, g) {
     this.eventFormat(i, ev);
     if (g.phase === "over" || g.phase === "abandoned") {
-      this.stop("game.complete", i, "type", "no event after " + (g.phase === "over" ? "the last box" : "the abandon event"), kind);
+      this.stop("game.complete", i, "type", said(g.phase === "over" ? "no_event_after_last_box" : "no_event_after_abandon"), kind);
     }
     if (g.phase === "seeds" && g.seeds.size === g.senders.length && kind !== "start" && kind !== "client_seed") {
-      this.stop("turn.order", i, "type", "start (it follows the last client seed)", kind);
+      this.stop("turn.order", i, "type", said("start_after_seeds"), kind);
     }
     if (kind === "client_seed_commit") {
-      if (g.phase !== "seeds" || g.seeds.size) this.stop("client_seed.commit", i, "type", "every commitment before any client seed", kind);
+      if (g.phase !== "seeds" || g.seeds.size) this.stop("client_seed.commit", i, "type", said("commitments_before_seeds"), kind);
       this.onCommitment(i, ev, g);
     } else if (kind === "client_seed") await this.onClientSeed(i, ev, g);
     else if (kind === "start") {
-      if (g.phase !== "seeds") this.stop("turn.order", i, "type", "roll or score", kind);
+      if (g.phase !== "seeds") this.stop("turn.order", i, "type", said("roll_or_score"), kind);
       const missing = g.senders.filter((s) => !g.seeds.has(s));
-      if (missing.length) this.fail("client_seed.valid", i, "type", `a client seed from seat(s) ${pyList(missing)} first`, kind);
+      if (missing.length) this.fail("client_seed.valid", i, "type", said("seeds_first", { seats: missing }), kind);
       const clientSeeds = g.senders.filter((s) => g.seeds.has(s)).map((s) => g.seeds.get(s)); // in seat order (§2.2)
       this.view.clientSeeds = clientSeeds;
       if (this.hmac) g.derive = new Deriver(this.hmac, g.h.game_id, clientSeeds);
@@ -1489,19 +1636,19 @@ class Verification {
       if (g.version >= 2) this.checkAbandon(i, ev, g.humans, g.phase === "play" ? g.cur : null);
       this.view.abandon = { seat: ev.seat, reason: has(ev, "reason") ? ev.reason : null };
       g.phase = "abandoned";
-    } else this.stop("turn.order", i, "type", "start before any roll or score", kind); // a roll or a score before play began
+    } else this.stop("turn.order", i, "type", said("start_before_moves"), kind); // a roll or a score before play began
   }
 
   async onClientSeed(i, ev, g) {
     const s = ev.seat;
-    if (g.phase !== "seeds") this.stop("client_seed.valid", i, "type", "no client seed once play has started", ev.type);
+    if (g.phase !== "seeds") this.stop("client_seed.valid", i, "type", said("no_seed_after_start"), ev.type);
     if (g.committed) await this.checkReveal(i, ev, g);
     if (!g.senders.includes(s)) {
-      this.fail("client_seed.valid", i, "seat", g.humans.length ? `a human seat: ${pyList(g.humans)}` : "null (no human seat)", s);
-    } else if (g.seeds.has(s)) this.fail("client_seed.valid", i, "seat", "one client seed per seat", s);
+      this.fail("client_seed.valid", i, "seat", g.humans.length ? said("a_human_seat", { seats: g.humans }) : said("no_human_seat"), s);
+    } else if (g.seeds.has(s)) this.fail("client_seed.valid", i, "seat", said("one_seed_per_seat"), s);
     else {
       if (!clientSeedValid(ev.client_seed)) {
-        this.fail("client_seed.valid", i, "client_seed", "1 to 256 characters, none of those SPEC §2.2 excludes", ev.client_seed);
+        this.fail("client_seed.valid", i, "client_seed", said("client_seed_rule"), ev.client_seed);
       }
       g.seeds.set(s, ev.client_seed);
       if (g.phase === "seeds") this.view.clientSeeds = g.senders.filter((x) => g.seeds.has(x)).map((x) => g.seeds.get(x));
@@ -1511,8 +1658,8 @@ class Verification {
   // -- client_seed.commit (version 2, two or more human seats): each human seat commits once, then every seat reveals
   onCommitment(i, ev, g) {
     const s = ev.seat;
-    if (!g.humans.includes(s)) this.stop("client_seed.commit", i, "seat", `a human seat: ${pyList(g.humans)}`, s);
-    if (g.commitments.has(s)) this.stop("client_seed.commit", i, "seat", "one commitment per seat", s);
+    if (!g.humans.includes(s)) this.stop("client_seed.commit", i, "seat", said("a_human_seat", { seats: g.humans }), s);
+    if (g.commitments.has(s)) this.stop("client_seed.commit", i, "seat", said("one_commitment_per_seat"), s);
     g.commitments.set(s, ev.commitment);
   }
 
@@ -1520,28 +1667,29 @@ class Verification {
   async checkReveal(i, ev, g) {
     const missing = g.humans.filter((s) => !g.commitments.has(s));
     if (missing.length) {
-      this.stop("client_seed.commit", i, "type", `a commitment from seat(s) ${pyList(missing)} before any client seed`, ev.type);
+      this.stop("client_seed.commit", i, "type", said("commitments_first", { seats: missing }), ev.type);
     }
     const { client_seed: seed, seat: s } = ev;
     if (!clientSeedValid(seed) || !g.commitments.has(s)) return; // client_seed.valid says what is wrong with it
     const committed = g.commitments.get(s);
     const opened = await seedCommitment(ev.salt, seed);
     if (opened !== committed) {
-      this.fail("client_seed.commit", i, "client_seed", `the seed committed to (${committed})`, `a seed and salt hashing to ${opened}`);
+      this.fail("client_seed.commit", i, "client_seed", said("committed_seed", { commitment: committed }),
+        said("seed_and_salt_hash", { hash: opened }));
     }
   }
 
   // -- game.abandon (version 2): who may abandon, when, and why
   checkAbandon(i, ev, humans, current) {
     const { seat, reason } = ev;
-    if (!ABANDON_REASONS.includes(reason)) this.fail("game.abandon", i, "reason", ABANDON_REASONS.join(" or "), reason);
-    else if (reason === "timeout" && seat !== null) this.fail("game.abandon", i, "seat", "null (only the server abandons on a timeout)", seat);
+    if (!ABANDON_REASONS.includes(reason)) this.fail("game.abandon", i, "reason", said("one_of", { values: ABANDON_REASONS }), reason);
+    else if (reason === "timeout" && seat !== null) this.fail("game.abandon", i, "seat", said("null_on_timeout"), seat);
     else if (reason === "player" && seat === null && humans.length) {
-      this.fail("game.abandon", i, "seat", "a seat (the server abandons only on a timeout)", seat);
+      this.fail("game.abandon", i, "seat", said("seat_not_timeout"), seat);
     } else if (reason === "player" && seat !== null && !humans.includes(seat)) {
-      this.fail("game.abandon", i, "seat", `a human seat: ${pyList(humans)}`, seat);
+      this.fail("game.abandon", i, "seat", said("a_human_seat", { seats: humans }), seat);
     } else if (reason === "player" && seat !== null && current !== null && seat !== current) {
-      this.fail("game.abandon", i, "seat", `seat ${current}, whose turn it is (or any seat before play)`, seat);
+      this.fail("game.abandon", i, "seat", said("seat_whose_turn", { seat: current }), seat);
     }
   }
 
@@ -1575,7 +1723,7 @@ class Verification {
       this.expect("start.first", i, "first", alive[0], ev.first);
       return alive[0];
     }
-    this.fail("start.first", i, "rolloff", "rounds until one seat has the highest sum", ev.rolloff);
+    this.fail("start.first", i, "rolloff", said("rolloff_until_winner"), ev.rolloff);
     return ev.first;
   }
 
@@ -1599,16 +1747,16 @@ class Verification {
     const { phase } = this.game;
     const events = this.doc.events;
     if (fin === null) {
-      if (phase === "over" || phase === "abandoned") this.fail("game.complete", null, "final", "the final block of a game that is over", null);
+      if (phase === "over" || phase === "abandoned") this.fail("game.complete", null, "final", said("final_block"), null);
       return;
     }
     if (fin.status === "finished" && phase !== "over") {
       const open = this.game.boxes.reduce((a, b) => a + [...b.values()].filter((v) => v === null).length, 0);
-      const shown = { play: `in progress (${open} boxes still open)`, seeds: "play never started", abandoned: "abandoned (an abandon event)" }[phase];
-      this.fail("game.complete", null, "final.status", `what the events show: ${shown}`, fin.status);
+      const shown = { play: said("shown_in_progress", { count: open }), seeds: said("shown_not_started"), abandoned: said("shown_abandoned") }[phase];
+      this.fail("game.complete", null, "final.status", shown, fin.status);
     } else if (fin.status === "abandoned" && phase !== "abandoned") {
-      this.fail("game.complete", events.length ? events.length - 1 : null, "type", "an abandon event as the last event",
-        events.length ? events[events.length - 1].type : "no events");
+      this.fail("game.complete", events.length ? events.length - 1 : null, "type", said("abandon_event_last"),
+        events.length ? events[events.length - 1].type : said("no_events"));
     }
     this.passed("game.complete");
     const totals = this.game.boxes.map((_, s) => this.seatTotals(s));
@@ -1636,7 +1784,7 @@ class Verification {
       if (seat.type !== "bot") return;
       const { id, version, hash } = seat.bot;
       let problem = null;
-      if (!has(PUBLISHED_BOTS, id)) problem = ["id", "a published policy: " + Object.keys(PUBLISHED_BOTS).sort().join(", "), id];
+      if (!has(PUBLISHED_BOTS, id)) problem = ["id", said("a_published_policy", { bots: Object.keys(PUBLISHED_BOTS).sort() }), id];
       else if (PUBLISHED_BOTS[id].version !== version) problem = ["version", PUBLISHED_BOTS[id].version, version];
       else if (hashes[id] !== hash) problem = ["hash", hashes[id], hash];
       if (problem) this.fail("bot.identity", null, `header.seats[${s}].bot.${problem[0]}`, problem[1], problem[2]);
@@ -1655,18 +1803,20 @@ class Verification {
         "run `fairdice-verify game.json`");
       return;
     }
+    if (id === "optimal") {
+      this.fail("bot.decision", i, "type", said("optimal_upper_first"), ev.type);
+      return;
+    }
     try {
-      if (id === "optimal") throw new Error("the optimal bot does not play the upper-first house rule");
       decision = await botDecision(id, g.rules, g.boxes[seat], g.dice, g.rolls, g.upperFirst,
         (k) => g.derive.tiebreak(seat, turn, g.rolls, k));
     } catch (err) {
-      this.fail("bot.decision", i, "type", `a decision of the policy, which failed: ${err.message}`, ev.type);
+      this.fail("bot.decision", i, "type", said("policy_failed", { error: err.message }), ev.type);
       return;
     }
     this.view.botDecisions += 1;
     if (decision.action !== ev.type) {
-      this.fail("bot.decision", i, "type", `${decision.action} ${decision.action === "roll" ? pyList(decision.hold) : decision.category}`,
-        `${ev.type} ${ev.type === "roll" ? pyList(ev.hold) : ev.category}`);
+      this.fail("bot.decision", i, "type", moveSaid(decision.action, decision.hold, decision.category), moveSaid(ev.type, ev.hold, ev.category));
     } else if (decision.action === "roll") this.expect("bot.decision", i, "hold", decision.hold, ev.hold);
     else this.expect("bot.decision", i, "category", decision.category, ev.category);
     this.passed("bot.decision");
@@ -1757,6 +1907,7 @@ class Verification {
     return {
       ok: failed ? false : unchecked ? null : true,
       error: null,
+      reason: null,
       checks: this.checkEntries(),
       statuses: { ...this.statuses },
       failures: this.failures,
@@ -1783,9 +1934,9 @@ function abandonDetail(abandon, header) {
   return "the operator of a game without human seats abandoned it";
 }
 
-function unusable(message) {
+function unusable(err) {
   return {
-    ok: false, error: message, checks: [], statuses: {}, failures: [], unlisted: {}, gameId: null, rules: null, status: null,
+    ok: false, error: err.message, reason: err.reason, checks: [], statuses: {}, failures: [], unlisted: {}, gameId: null, rules: null, status: null,
     version: null, signed: false, trusted: false, seedSecret: null, clientSeeds: [], rolls: [], rolloff: [], scores: [], abandon: null,
     document: null,
   };
@@ -1802,11 +1953,12 @@ function unusable(message) {
  * options.allowUnsigned: accept a log without its signatures (and say what that does not prove).
  * options.onProgress(done, total): called as rolls are checked.
  *
- * Resolves to {ok, error, checks: [{id, ok, status, detail}], statuses: {id: "pass"|"fail"|"skip"|"unchecked"},
+ * Resolves to {ok, error, reason, checks: [{id, ok, status, detail}], statuses: {id: "pass"|"fail"|"skip"|"unchecked"},
  * failures: [{check, event, field, expected, found}], unlisted, version, gameId, rules, status, signed, trusted,
  * seedSecret, clientSeeds, rolls, rolloff, scores, abandon ({seat, reason} or null), document}.
- * ok: true when every check passed; false when one failed, or (with `error`) for input that is not a
- * log at all; null when nothing failed but something could not be checked here (run fairdice-verify).
+ * ok: true when every check passed; false when one failed, or (with `error` and `reason`, one of
+ * UNUSABLE_REASONS) for input that is not a log at all; null when nothing failed but something could not be
+ * checked here (run fairdice-verify). A failure's expected and found are values of the log, or a Phrase.
  */
 export async function verifyLog(log, options = {}) {
   let doc;
@@ -1817,13 +1969,13 @@ export async function verifyLog(log, options = {}) {
     doc = readJSON(log);
     if (!isObject(doc)) {
       const kind = Array.isArray(doc) ? "an array" : doc === null ? "null" : typeof doc === "object" ? "a number" : `a ${typeof doc}`;
-      throw new UnusableInput(`not a JSON object (the document is ${kind})`);
+      throw new UnusableInput(`not a JSON object (the document is ${kind})`, "not_an_object");
     }
     receipt = await readReceipt(options.receipt);
     moveReceipts = readMoveReceipts(options.moveReceipts);
     trustedKeys = readTrustedKeys(options.trustedKeys);
   } catch (err) {
-    if (err instanceof UnusableInput) return unusable(err.message);
+    if (err instanceof UnusableInput) return unusable(err);
     throw err;
   }
   const v = new Verification(doc, {

@@ -110,8 +110,8 @@ test("before the start: a human seat may abandon, the bot's seat may not; a comm
   const doc = clone(THREE);
   doc.events.splice(at(doc, "start") + 1, 0, { type: "client_seed_commit", seat: 0, commitment: "ef".repeat(32) });
   const late = await verifyResigned(doc);
-  assert.deepEqual(late.failures.map((f) => [f.check, f.field, f.expected]),
-    [["client_seed.commit", "type", "every commitment before any client seed"]]);
+  assert.deepEqual(late.failures.map((f) => [f.check, f.field, f.expected.code, String(f.expected)]),
+    [["client_seed.commit", "type", "commitments_before_seeds", "every commitment before any client seed"]]);
 });
 
 test("a reveal of another seed than the one committed to fails client_seed.commit, whatever else it changes", async () => {
@@ -120,7 +120,10 @@ test("a reveal of another seed than the one committed to fails client_seed.commi
   const r = await verifyResigned(doc);
   assert.equal(r.ok, false);
   assert.ok(failing(r).includes("client_seed.commit"), failing(r));
-  assert.match(r.failures.find((f) => f.check === "client_seed.commit").found, /^a seed and salt hashing to [0-9a-f]{64}$/);
+  const { found } = r.failures.find((f) => f.check === "client_seed.commit");
+  assert.equal(found.code, "seed_and_salt_hash");
+  assert.match(found.params.hash, /^[0-9a-f]{64}$/);
+  assert.match(String(found), /^a seed and salt hashing to [0-9a-f]{64}$/);
 });
 
 test("a version 1 log that stops lists no version 2 check as left unchecked", async () => {
