@@ -11,7 +11,10 @@ the same behaviour:
 
 Both append a command's events only after the history it was computed from
 (compare-and-append), in one transaction with its idempotency record; both
-keep events append-only in the database, seeds sealed and tokens hashed.
+keep events append-only in the database, seeds sealed and tokens hashed; both
+hold the rate limits every server shares, and turn a fault of the machine or
+the network (disk full, read-only, a vanished or replaced file, a database
+out of reach) into `Unavailable`, recovering by themselves once it is gone.
 `open_store(settings)` picks one by the `db` setting: a `postgresql://` URL
 or a file.
 """
@@ -19,11 +22,11 @@ or a file.
 from __future__ import annotations
 
 from .stores.base import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember,
-                          Remembered, Snapshot, Store, StoreError, is_postgres_url, redacted)
+                          Remembered, Snapshot, Store, StoreError, Unavailable, is_postgres_url, redacted)
 from .stores.sqlite import SQLiteStore
 
 __all__ = ["SCHEMA_VERSION", "Busy", "Conflict", "DuplicateGame", "GameNotFound", "GameRecord", "PostgresStore",
-           "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError", "describe_db",
+           "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError", "Unavailable", "describe_db",
            "is_postgres_url", "open_store"]
 
 
@@ -39,7 +42,7 @@ def open_store(conf) -> Store:
     """The store that `conf` (api.config.Settings) names: PostgreSQL for a postgresql:// URL, else SQLite."""
     if is_postgres_url(conf.db):
         from .stores.postgres import PostgresStore
-        return PostgresStore(conf.db, pool_size=conf.threads)
+        return PostgresStore(conf.db, pool_size=conf.threads + 1)  # (+1: the maintenance thread)
     return SQLiteStore(conf.db, synchronous=conf.synchronous)
 
 

@@ -6,18 +6,26 @@ relies on: a game reads back as it was stored; events are appended only after th
 computed from (one winner per position however many threads or stores race); a key's answer is kept in
 the same transaction and returned to its twins; the database itself refuses to change or delete events;
 seeds stay sealed until the reveal and tokens are only hashes; snapshots are consistent while a game grows;
-the schema is made on first use and a newer one refused; a write blocked past the busy timeout is Busy.
+the schema is made on first use, a version-1 database migrated in place and a newer one refused; a write
+blocked past the busy timeout is Busy.  And what the server's defences rely on (issue 14): rate limits
+(GCRA) that hold however many threads and processes hit one key, the quota's count of unfinished games,
+the timeouts' stale games, the keys games name, pruning, the store's figures and its health.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
+import os
 import secrets
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -31,6 +39,7 @@ from test_api_helpers import play_turn
 HUMAN = {"type": "human", "name": "ann"}
 GREEDY = {"type": "bot", "bot": "greedy"}
 SEALED = bytes(range(256))[::-1] + b"\x00\x00"  # every byte value, NUL at the end: a blob, not text
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class SQLiteBackend:
@@ -67,6 +76,20 @@ class SQLiteBackend:
 
     def set_schema_version(self, version: int) -> None:
         self.execute(f"PRAGMA user_version = {version}")
+
+    def opener(self) -> str:
+        """Python source that opens this store in another process (as `store`)."""
+        return f"from api.store import SQLiteStore\nstore = SQLiteStore({str(self.path)!r})"
+
+    def make_version_1(self) -> None:
+        """A database as fairdice made it with schema version 1 (HEAD before issue 14)."""
+        with self.connection() as conn:
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.executescript(SQLITE_SCHEMA_V1)
+            conn.execute("PRAGMA user_version = 1")
+
+    def schema_version(self) -> int:
+        return self.execute("PRAGMA user_version")[0][0]
 
     @contextmanager
     def game_locked(self, game_id: str):
@@ -126,6 +149,17 @@ class PostgresBackend:
 
     def set_schema_version(self, version: int) -> None:
         self.execute("UPDATE fairdice_schema SET version = ?", (version,))
+
+    def opener(self) -> str:
+        return f"from api.store import PostgresStore\nstore = PostgresStore({self.url!r}, pool_size=4)"
+
+    def make_version_1(self) -> None:
+        with self.connection() as conn:
+            conn.execute(POSTGRES_SCHEMA_V1)
+            conn.execute("INSERT INTO fairdice_schema (version) VALUES (1)")
+
+    def schema_version(self) -> int:
+        return self.execute("SELECT max(version) FROM fairdice_schema")[0][0]
 
     @contextmanager
     def game_locked(self, game_id: str):
@@ -416,6 +450,7 @@ def test_snapshots_are_consistent_while_a_game_grows(backend):
     try:
         for n in range(0, total, 2):
             writer.append(made.game_id, n, [event(n), event(n + 1)], "playing")
+            time.sleep(0.002)  # let the reader in (a fast writer could otherwise finish before it reads twice)
     finally:
         done.set()
         thread.join(30)
@@ -453,6 +488,240 @@ def test_a_write_blocked_past_the_busy_timeout_is_busy(backend):
             store.append(made.game_id, 0, [event(0)], "playing")
         assert time.monotonic() - started < 10
     assert store.append(made.game_id, 0, [event(0)], "playing") is None  # the lock gone, the write goes through
+
+
+def test_a_version_1_database_is_migrated_in_place(backend):
+    """A database made by fairdice before schema version 2 opens: its games read back and play on, with
+    the new columns and tables working."""
+    backend.make_version_1()
+    old = record("old-game")
+    backend.execute("INSERT INTO games (game_id, created_at, updated_at, opened, key_id, tokens, seed_sealed, "
+                    "seed_revealed, status, event_count) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, 1)",
+                    (old.game_id, "2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z", dumps_doc(old.opened),
+                     old.key_id, dumps_doc(old.tokens), SEALED, old.status))
+    backend.execute("INSERT INTO events (game_id, idx, body) VALUES (?, 0, ?)", (old.game_id, dumps_doc(event(0))))
+    backend.execute("INSERT INTO idempotency (game_id, seat, key, fingerprint, status, body, created_at) "
+                    "VALUES (?, 0, 'k', ?, 200, '{}', '2024-01-01T00:00:00Z')", (old.game_id, "f" * 64))
+    store = backend.open()
+    assert backend.schema_version() == SCHEMA_VERSION == 2
+    snap = store.snapshot(old.game_id)
+    assert snap.events == [event(0)] and snap.record.client == "" and snap.record.opened == old.opened
+    assert store.recall(old.game_id, 0, "k") == Remembered("f" * 64, 200, "{}")
+    assert store.append(old.game_id, 1, [event(1)], "playing") is None
+    assert store.unfinished_count("") == 1 and store.key_ids() == {old.key_id}
+    assert store.stale_games("2024-01-02T00:00:00Z") == []  # it moved just now
+    assert store.rate_hit("k", 1.0, 1, now=5.0) == 0.0
+    assert store.prune("2024-01-02T00:00:00Z")["idempotency_records"] == 1
+    backend.open().close()  # a second start finds version 2 and changes nothing
+    assert store.snapshot(old.game_id).events == [event(0), event(1)]
+
+
+def dumps_doc(doc) -> str:
+    import json
+    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+
+
+# --- rate limits (GCRA) --------------------------------------------------------------------------
+
+def test_a_burst_is_allowed_at_once_then_one_event_per_interval(store):
+    """burst 3, interval 2 s: at t the first 3 are allowed; the 4th waits 2 s (the 1st of the burst's
+    slots comes back after one interval); 1 s later 1 s remains; at t + 2 one more goes through."""
+    t = 1_000_000.0
+    assert [store.rate_hit("create:a", 2.0, 3, now=t) for _ in range(3)] == [0.0, 0.0, 0.0]
+    assert store.rate_hit("create:a", 2.0, 3, now=t) == pytest.approx(2.0)
+    assert store.rate_hit("create:a", 2.0, 3, now=t + 1) == pytest.approx(1.0)  # a refusal counts nothing
+    assert store.rate_hit("create:a", 2.0, 3, now=t + 2) == 0.0
+    assert store.rate_hit("create:a", 2.0, 3, now=t + 2) == pytest.approx(2.0)
+    assert store.rate_hit("create:b", 2.0, 3, now=t) == 0.0  # every key is limited on its own
+    assert [store.rate_hit("create:a", 2.0, 3, now=t + 100) for _ in range(4)][-2:] == [0.0, pytest.approx(2.0)]
+
+
+def test_a_rate_limit_uses_the_clock_when_no_time_is_given(store):
+    assert store.rate_hit("moves:c", 3600.0, 1) == 0.0
+    waited = store.rate_hit("moves:c", 3600.0, 1)
+    assert 3590 < waited <= 3600
+
+
+@pytest.mark.parametrize("interval, burst", [(0.0, 1), (-1.0, 1), (1.0, 0)])
+def test_a_meaningless_rate_is_refused(store, interval, burst):
+    with pytest.raises(ValueError):
+        store.rate_hit("k", interval, burst, now=1.0)
+
+
+HAMMER = """
+import sys, threading, time
+{opener}
+key, threads, at_once, steps, per_step, extra, go = sys.argv[1], *map(int, sys.argv[2:7]), float(sys.argv[7])
+interval, t0, step = 0.5, 1_000_000.0, 0.25
+allowed = []
+def hammer():
+    mine = 0
+    while time.time() < go:
+        time.sleep(0.001)
+    for _ in range(at_once):  # everyone at t0 at once
+        mine += store.rate_hit(key + ":once", interval, 5, now=t0) == 0.0
+    for s in range(steps):  # then time goes on, 4 steps per interval, more demand than the rate allows
+        for _ in range(per_step):
+            mine += 1000 * (store.rate_hit(key, interval, 5, now=t0 + s * step) == 0.0)
+    for _ in range(extra):  # and at the last moment until nothing more is allowed
+        mine += 1000 * (store.rate_hit(key, interval, 5, now=t0 + (steps - 1) * step) == 0.0)
+    allowed.append(mine)
+workers = [threading.Thread(target=hammer) for _ in range(threads)]
+for w in workers:
+    w.start()
+for w in workers:
+    w.join()
+print(sum(allowed))
+"""
+
+
+def test_rate_hits_from_many_threads_and_processes_allow_exactly_the_rate(backend):
+    """3 processes of 3 threads hit one key at once with the same time (exactly the burst of 5 is allowed),
+    then as time goes on (exactly the burst plus one per interval: 5 + floor((M - t0) / 0.5) by the last
+    time M, GCRA's count; more would mean two hits counted on one state)."""
+    backend.open().close()  # the schema exists before the processes start
+    steps, processes = 120, 3
+    go = time.time() + 4  # every process has imported and connected by then
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
+    runs = [subprocess.Popen([sys.executable, "-c", HAMMER.format(opener=backend.opener()), "hammered",
+                              "3", "4", str(steps), "3", "12", str(go)], stdout=subprocess.PIPE, text=True, env=env)
+            for _ in range(processes)]
+    totals = [int(run.communicate(timeout=120)[0]) for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    at_once, sustained = sum(t % 1000 for t in totals), sum(t // 1000 for t in totals)
+    assert at_once == 5
+    assert sustained == 5 + math.floor((steps - 1) * 0.25 / 0.5)
+
+
+def test_rate_hits_racing_in_threads_of_one_store_allow_exactly_the_burst(store):
+    results = race(12, lambda i: [store.rate_hit("token:t", 60.0, 7, now=50.0) for _ in range(5)])
+    assert sum(r == 0.0 for rs in results for r in rs) == 7
+
+
+# --- quotas, timeouts, keys -----------------------------------------------------------------------------
+
+def _finish(store, game_id, status, reveal=True):
+    store.append(game_id, 0, [event(0)], status, reveal=("cd" * 32, "{}") if reveal else None)
+
+
+def test_a_game_keeps_the_client_that_created_it(store):
+    made, anonymous = record(client="203.0.113.9"), record()
+    store.create_game(made)
+    store.create_game(anonymous)
+    assert store.snapshot(made.game_id).record.client == "203.0.113.9"
+    assert store.snapshot(anonymous.game_id).record.client == ""
+
+
+def test_unfinished_games_are_counted_per_client(store):
+    ids = {}
+    for name, client in [("running", "a"), ("waiting", "a"), ("finished", "a"), ("abandoned", "a"),
+                         ("finished-unrevealed", "a"), ("other", "b")]:
+        made = record(client=client, status="awaiting_client_seed")
+        store.create_game(made)
+        ids[name] = made.game_id
+    store.append(ids["running"], 0, [event(0)], "playing")
+    _finish(store, ids["finished"], "finished")
+    _finish(store, ids["abandoned"], "abandoned")
+    _finish(store, ids["finished-unrevealed"], "finished", reveal=False)  # the status says it: over
+    assert store.unfinished_count("a") == 2  # running, waiting
+    assert store.unfinished_count("b") == 1 and store.unfinished_count("nobody") == 0
+
+
+def _stamp(backend, game_id, created_at, updated_at):
+    backend.execute("UPDATE games SET created_at = ?, updated_at = ? WHERE game_id = ?",
+                    (created_at, updated_at, game_id))
+
+
+def test_stale_games_are_the_unfinished_ones_idle_longest_first(backend, store):
+    """Unfinished games last updated before the time, oldest first; a game created long ago but moved
+    since is not stale, nor is a finished one however old."""
+    ids = {}
+    for name in ("idle-3d", "idle-2d", "idle-2d-too", "old-but-moving", "recent", "finished-old"):
+        made = record()
+        store.create_game(made)
+        ids[name] = made.game_id
+    _finish(store, ids["finished-old"], "finished")
+    _stamp(backend, ids["idle-3d"], "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z")
+    _stamp(backend, ids["idle-2d"], "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
+    _stamp(backend, ids["idle-2d-too"], "2024-01-03T00:00:00Z", "2024-01-03T00:00:00Z")
+    _stamp(backend, ids["old-but-moving"], "2024-01-01T00:00:00Z", "2024-01-05T12:00:00Z")
+    _stamp(backend, ids["recent"], "2024-01-05T11:00:00Z", "2024-01-05T11:00:00Z")
+    _stamp(backend, ids["finished-old"], "2023-01-01T00:00:00Z", "2023-01-01T00:00:00Z")
+    since = "2024-01-05T00:00:00Z"
+    same_day = sorted([ids["idle-2d"], ids["idle-2d-too"]])
+    assert store.stale_games(since) == [ids["idle-3d"], *same_day]
+    assert store.stale_games(since, limit=2) == [ids["idle-3d"], same_day[0]]
+    assert store.stale_games("2024-01-02T00:00:00Z") == []  # updated_at must be before, not at, the time
+    unfinished = {ids[n] for n in ("idle-3d", "idle-2d", "idle-2d-too", "old-but-moving", "recent")}
+    assert set(store.stale_games("9999-01-01T00:00:00Z")) == unfinished
+
+
+def test_key_ids_are_every_signing_key_a_game_names(store):
+    assert store.key_ids() == set()
+    for key_id in ("k1", "k2", "k1"):
+        store.create_game(record(key_id=key_id))
+    assert store.key_ids() == {"k1", "k2"}
+
+
+# --- pruning, figures, health ----------------------------------------------------------------------
+
+def test_prune_deletes_old_answers_and_spent_rate_limits_only(backend, store):
+    made = record()
+    store.create_game(made)
+    for n, key in enumerate(("old-1", "old-2", "new")):
+        store.append(made.game_id, n, [event(n)], "playing", remember=Remember(0, key, "f" * 64, 200, "{}"))
+    backend.execute("UPDATE idempotency SET created_at = '2024-01-01T00:00:00Z' WHERE key IN (?, ?)", ("old-1", "old-2"))
+    t = 2_000_000.0
+    store.rate_hit("spent", 1.0, 1, now=t - 10)  # its arrival time t - 9 has passed: nothing left to limit
+    store.rate_hit("limiting", 10.0, 1, now=t)  # limits until t + 10
+    pruned = store.prune("2024-06-01T00:00:00Z", now=t)
+    assert pruned["idempotency_records"] == 2 and pruned["rate_limits"] == 1
+    assert store.recall(made.game_id, 0, "old-1") is None and store.recall(made.game_id, 0, "new") is not None
+    assert store.rate_hit("limiting", 10.0, 1, now=t + 1) == pytest.approx(9.0)  # still limited
+    assert store.snapshot(made.game_id).events == [event(0), event(1), event(2)]  # events are never pruned
+    assert store.prune("2024-06-01T00:00:00Z", now=t) == {**pruned, "idempotency_records": 0, "rate_limits": 0}
+
+
+def test_prune_deletes_in_batches_until_nothing_old_is_left(backend, store):
+    made = record()
+    store.create_game(made)
+    many = 1234  # more than a batch
+    store.append(made.game_id, 0, [], "playing")
+    rows = [(made.game_id, 0, f"k{i}", "f" * 64, 200, "{}", "2024-01-01T00:00:00Z") for i in range(many)]
+    with backend.connection() as conn:
+        if backend.name == "sqlite":
+            conn.executemany("INSERT INTO idempotency VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        else:
+            conn.cursor().executemany("INSERT INTO idempotency VALUES (%s, %s, %s, %s, %s, %s, %s)", rows)
+    assert store.prune("2024-06-01T00:00:00Z")["idempotency_records"] == many
+    assert backend.execute("SELECT count(*) FROM idempotency") == [(0,)]
+
+
+def test_stats_count_what_the_store_holds(backend, store):
+    a, b = record(client="x"), record(client="x")
+    store.create_game(a)
+    store.create_game(b)
+    store.append(a.game_id, 0, [event(0), event(1)], "playing", remember=Remember(0, "k", "f" * 64, 200, "{}"))
+    _finish(store, b.game_id, "finished")
+    store.rate_hit("r", 1.0, 1, now=time.time() + 100)
+    if backend.name == "sqlite":
+        store.prune("2000-01-01T00:00:00Z")  # the WAL copied into the database: its file holds every page
+    stats = store.stats()
+    assert stats["backend"] == backend.name.replace("postgres", "postgresql")
+    assert (stats["games"], stats["unfinished"], stats["events"]) == (2, 1, 3)
+    assert (stats["idempotency_records"], stats["rate_limits"]) == (1, 1)
+    if backend.name == "sqlite":
+        assert stats["bytes"] == os.path.getsize(backend.path)
+        assert stats["wal_bytes"] == os.path.getsize(f"{backend.path}-wal") == 0
+    else:
+        assert stats["bytes"] > 0 and stats["wal_bytes"] is None
+
+
+def test_a_healthy_store_says_so(store):
+    assert store.health() is None
+    store.create_game(record())
+    assert store.health() is None
+    assert store.stats()["rate_limits"] == 0  # the probe wrote nothing
 
 
 # --- the app on each store ----------------------------------------------------------------------
@@ -539,3 +808,83 @@ def test_the_app_picks_postgres_for_a_postgres_url(postgres_url, tmp_path):
         assert not (tmp_path / "fairdice.sqlite3").exists()
     finally:
         backend.close()
+
+
+# --- schema version 1, exactly as fairdice made it before version 2 (git show 6aa2e89:api/stores/*.py) ------
+
+SQLITE_SCHEMA_V1 = """
+CREATE TABLE IF NOT EXISTS games (
+    game_id       TEXT PRIMARY KEY,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL,
+    opened        TEXT NOT NULL,      -- the creation document: header + commitment_signature
+    key_id        TEXT NOT NULL,
+    tokens        TEXT NOT NULL,      -- JSON [{"seat": int|null, "sha256": hex}]
+    seed_sealed   BLOB,               -- AES-GCM sealed server seed while the game runs
+    seed_revealed TEXT,               -- hex server seed once the game is over
+    status        TEXT NOT NULL,
+    event_count   INTEGER NOT NULL DEFAULT 0,
+    final_log     TEXT,               -- the signed transcript once the game is over
+    CHECK ((seed_sealed IS NULL) <> (seed_revealed IS NULL))
+);
+CREATE TABLE IF NOT EXISTS events (
+    game_id TEXT NOT NULL REFERENCES games(game_id),
+    idx     INTEGER NOT NULL,
+    body    TEXT NOT NULL,
+    PRIMARY KEY (game_id, idx)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
+CREATE TABLE IF NOT EXISTS idempotency (
+    game_id     TEXT NOT NULL REFERENCES games(game_id),
+    seat        INTEGER NOT NULL,     -- -1 for the operator of a game without human seats
+    key         TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    status      INTEGER NOT NULL,
+    body        TEXT NOT NULL,
+    created_at  TEXT NOT NULL,
+    PRIMARY KEY (game_id, seat, key)
+) WITHOUT ROWID;
+"""
+
+POSTGRES_SCHEMA_V1 = """
+CREATE TABLE fairdice_schema (version integer NOT NULL);
+CREATE TABLE games (
+    game_id       text PRIMARY KEY,
+    created_at    text NOT NULL,
+    updated_at    text NOT NULL,
+    opened        text NOT NULL,      -- the creation document: header + commitment_signature
+    key_id        text NOT NULL,
+    tokens        text NOT NULL,      -- JSON [{"seat": int|null, "sha256": hex}]
+    seed_sealed   bytea,              -- AES-GCM sealed server seed while the game runs
+    seed_revealed text,               -- hex server seed once the game is over
+    status        text NOT NULL,
+    event_count   integer NOT NULL DEFAULT 0,
+    final_log     text,               -- the signed transcript once the game is over
+    CHECK ((seed_sealed IS NULL) <> (seed_revealed IS NULL))
+);
+CREATE TABLE events (
+    game_id text NOT NULL REFERENCES games(game_id),
+    idx     integer NOT NULL,
+    body    text NOT NULL,
+    PRIMARY KEY (game_id, idx)
+);
+CREATE FUNCTION fairdice_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION 'events are append-only'; END $$;
+CREATE TRIGGER events_no_update_or_delete BEFORE UPDATE OR DELETE ON events
+    FOR EACH ROW EXECUTE FUNCTION fairdice_events_append_only();
+CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
+    FOR EACH STATEMENT EXECUTE FUNCTION fairdice_events_append_only();
+CREATE TABLE idempotency (
+    game_id     text NOT NULL REFERENCES games(game_id),
+    seat        integer NOT NULL,     -- -1 for the operator of a game without human seats
+    key         text NOT NULL,
+    fingerprint text NOT NULL,
+    status      integer NOT NULL,
+    body        text NOT NULL,
+    created_at  text NOT NULL,
+    PRIMARY KEY (game_id, seat, key)
+);
+"""

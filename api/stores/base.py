@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: games.client, rate_limits, indexes for timeouts, quotas and pruning
+FINAL_STATUSES = ("finished", "abandoned")  # a game in one of these takes no more moves
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")  # what libpq takes as a URL
 
 
@@ -40,6 +41,26 @@ class Conflict(StoreError):
     """The game has new events since the command was computed: compute it again."""
 
 
+UNAVAILABLE_REASONS = ("disk_full", "read_only", "database_missing", "database_replaced", "unreachable")
+
+
+class Unavailable(StoreError):
+    """The store cannot serve now: disk full, read-only, database file vanished or replaced, unreachable.
+
+    A fault of the machine or the network, not of the request: the same call may succeed once the fault is
+    gone, and the store recovers by itself (no restart).  `reason` is one of UNAVAILABLE_REASONS."""
+
+    def __init__(self, reason: str, detail: str):
+        if reason not in UNAVAILABLE_REASONS:
+            raise ValueError(f"unknown reason {reason!r}")
+        super().__init__(f"{reason.replace('_', ' ')}: {detail}")
+        self.reason = reason
+        self.detail = detail
+
+    def __reduce__(self):
+        return type(self), (self.reason, self.detail)
+
+
 @dataclass
 class GameRecord:
     game_id: str
@@ -52,6 +73,7 @@ class GameRecord:
     event_count: int = 0
     created_at: str = ""
     updated_at: str = ""  # when the game was created or last got events: the server's timeout counts from it
+    client: str = ""      # who created it (the rate-limit client key): the quota of unfinished games counts it
 
 
 @dataclass
@@ -105,6 +127,43 @@ class Store(abc.ABC):
         events, set the status, store the revealed seed and signed log (`reveal`: (seed hex, log JSON)) and
         the answer to remember, and return None."""
 
+    # --- abuse and lifecycle (issue 14) ---------------------------------------------
+
+    @abc.abstractmethod
+    def rate_hit(self, key: str, interval: float, burst: int, now: float | None = None) -> float:
+        """Count one event on `key` (GCRA, atomic across processes and servers): 0.0 if it is allowed (and
+        recorded), else the seconds until one would be (and nothing recorded).  `burst` events may come at
+        once; `interval`: seconds per event at the sustained rate.  `now`: seconds since the epoch (default:
+        the store's clock)."""
+
+    @abc.abstractmethod
+    def unfinished_count(self, client: str) -> int:
+        """How many games `client` created that are not finished or abandoned."""
+
+    @abc.abstractmethod
+    def stale_games(self, idle_since: str, limit: int = 100) -> list[str]:
+        """Ids of unfinished games last updated before `idle_since` (a `now()` stamp), oldest first."""
+
+    @abc.abstractmethod
+    def key_ids(self) -> set[str]:
+        """Every signing key id a stored game names."""
+
+    @abc.abstractmethod
+    def prune(self, idempotency_before: str, now: float | None = None) -> dict:
+        """Delete idempotency records created before the stamp and rate-limit rows that no longer limit
+        anything (at `now`, default the store's clock); keep the database's journal bounded.  Returns
+        {"idempotency_records": n, "rate_limits": n, "wal_bytes": n | None} (what was deleted, and the
+        size of the write-ahead log file afterwards)."""
+
+    @abc.abstractmethod
+    def stats(self) -> dict:
+        """{"backend": "sqlite" | "postgresql", "games", "unfinished", "events", "idempotency_records",
+        "rate_limits", "bytes" (the database's size), "wal_bytes" (None where there is no such file)}."""
+
+    @abc.abstractmethod
+    def health(self) -> None:
+        """A cheap probe: raises Unavailable(reason, detail) when writes would fail now (Busy if locked)."""
+
     def close(self) -> None:
         pass
 
@@ -128,13 +187,36 @@ def now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+_ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # json.dumps(**kw) builds one per call
+
+
 def dumps(doc) -> str:
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+    return _ENCODE(doc)
+
+
+def loads_array(texts: list[str], what: str) -> list:
+    """Parse JSON texts as one array (one call, not one per text); a bad one is named."""
+    try:
+        return json.loads("[" + ",".join(texts) + "]")
+    except ValueError:
+        for i, text in enumerate(texts):
+            try:
+                json.loads(text)
+            except ValueError as exc:
+                raise StoreError(f"{what}: stored event {i} is not JSON ({exc})") from None
+        raise StoreError(f"{what}: stored events are not JSON") from None
 
 
 def seat_key(seat: int | None) -> int:
     """The seat as stored: -1 for the operator of a game without human seats."""
     return -1 if seat is None else seat
+
+
+def check_rate(interval: float, burst: int) -> float:
+    """The GCRA tolerance (seconds a key's theoretical arrival time may run ahead of now) for a rate."""
+    if not interval > 0 or burst < 1:
+        raise ValueError(f"a rate needs interval > 0 and burst >= 1, not {interval!r} and {burst!r}")
+    return (burst - 1) * interval
 
 
 def newer_schema(found: int) -> StoreError:
