@@ -28,6 +28,7 @@ A rate is `N/s`, `N/min` or `N/h`: at most N in any such window (a burst of N, t
 
 from __future__ import annotations
 
+import ipaddress
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -158,8 +159,15 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
     for name in INTS[3:]:
         if values[name] < 0:
             raise ValueError(f"{ENV[name]} must not be negative, not {values[name]}")
-    if values["read_timeout"] < 1:
-        raise ValueError(f"FAIRDICE_READ_TIMEOUT must be at least 1 second, not {values['read_timeout']}")
+    for name in ("abandon_timeout", "read_timeout"):
+        if values[name] < 1:
+            raise ValueError(f"{ENV[name]} must be at least 1 second, not {values[name]}")
+    trusted = tuple(p.strip() for p in str(values["trusted_proxies"]).split(",") if p.strip())
+    for entry in trusted:
+        try:
+            ipaddress.ip_network(entry, strict=False)
+        except ValueError:
+            raise ValueError(f"FAIRDICE_TRUSTED_PROXIES: {entry!r} is not an IP address or CIDR block") from None
     data_dir = Path(values["data_dir"]).expanduser()
     key_dir = Path(values["key_dir"]).expanduser() if values["key_dir"] else data_dir / "keys"
     return Settings(
@@ -174,7 +182,7 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
         seed_key_file=(Path(values["seed_key_file"]).expanduser() if values["seed_key_file"]
                        else key_dir / "seed-encryption.key"),
         max_unfinished=values["max_unfinished"],
-        trusted_proxies=tuple(p.strip() for p in str(values["trusted_proxies"]).split(",") if p.strip()),
+        trusted_proxies=trusted,
         abandon_timeout=values["abandon_timeout"],
         idempotency_ttl=values["idempotency_ttl"],
         maintenance_interval=values["maintenance_interval"],

@@ -14,9 +14,8 @@ import logging
 import threading
 
 from fairdice.edges import table_cache
+from fairdice.errors import FairdiceError
 from fairdice.game import Setup
-
-from .problems import ApiError
 
 # The server's table source: the cache, never built into by a decision (require_table builds in the background).
 table_cache.install(build=False)
@@ -28,6 +27,11 @@ _building: set[str] = set()
 _guard = threading.Lock()
 
 
+class TableNotReady(FairdiceError):
+    """The table is being built: retry after `retry_after` seconds (HTTP 503 with Retry-After)."""
+    kind = "unavailable"
+
+
 def require_table(rules_id: str) -> None:
     """Return at once if the table is ready; else make sure it is being built and answer 503."""
     if table_cache.table_ready(rules_id):
@@ -36,10 +40,8 @@ def require_table(rules_id: str) -> None:
         if rules_id not in _building:
             _building.add(rules_id)
             threading.Thread(target=_build, args=(rules_id,), name=f"optimal-{rules_id}", daemon=True).start()
-    raise ApiError(503, "engine_warming_up",
-                   f"the optimal engine's {rules_id} table is being built (once per machine, up to a minute "
-                   "or two); retry shortly", headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
-                   retry_after=RETRY_AFTER_SECONDS)
+    raise TableNotReady("engine_warming_up", f"the optimal engine's {rules_id} table is being built (once per "
+                        "machine, up to a minute or two); retry shortly", retry_after=RETRY_AFTER_SECONDS)
 
 
 def require_bot_tables(setup: Setup) -> None:

@@ -25,6 +25,10 @@ def pytest_configure(config):
     # tests measure things): a test that needs a table asks for it (`optimal_table`), or the server builds it
     # when a request first needs it.
     os.environ["FAIRDICE_TABLES"] = "lazy"
+    # No rate limit and no quota for any app or server a test makes, unless the test asks for them
+    # (tests/test_api_limits.py): the suite creates many games from one address, quickly.
+    from test_api_helpers import LIMITS_OFF
+    os.environ.update(LIMITS_OFF)
 
 
 def pytest_unconfigure(config):
@@ -58,6 +62,18 @@ def app(tmp_path):
 @pytest.fixture
 def client(app):
     return app.test_client()
+
+
+@pytest.fixture
+def make_app(tmp_path):
+    """`make_app(config, store=None)`: an app on this test's data directory with these `FAIRDICE_*` settings
+    on top (rate limits and quota turned on, say); apps made twice share the database and keys."""
+    from api import create_app
+
+    def make(config: dict | None = None, store=None):
+        return create_app({"FAIRDICE_DATA_DIR": str(tmp_path), **(config or {})}, store)
+
+    return make
 
 
 @pytest.fixture(scope="module")

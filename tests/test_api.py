@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import hashlib
 import json
 import stat
@@ -82,14 +83,48 @@ def assert_problem(resp, status, code=None):
 
 def test_healthz_and_openapi(client):
     assert client.get("/healthz").get_json() == {"status": "ok"}
+    assert client.get("/livez").get_json() == {"status": "ok"}
     doc = client.get("/openapi.json").get_json()
     assert doc["openapi"].startswith("3.1")
     assert doc["components"]["schemas"]["BotId"]["enum"] == list(BOTS)
     for path in ("/v1/rules", "/v1/bots", "/v1/keys", "/v1/games", "/v1/games/{game_id}",
                  "/v1/games/{game_id}/log", "/v1/games/{game_id}/client-seed", "/v1/games/{game_id}/roll",
                  "/v1/games/{game_id}/score", "/v1/games/{game_id}/abandon", "/v1/games/{game_id}/hint",
-                 "/healthz"):
+                 "/healthz", "/livez"):
         assert path in doc["paths"]
+
+
+def _resolved(doc: dict, response: dict) -> dict:
+    while "$ref" in response:
+        response = doc["components"]["responses"][response["$ref"].rpartition("/")[2]]
+    return response
+
+
+MOVES = ("client-seed", "roll", "score", "abandon")
+
+
+def test_openapi_documents_limits_and_faults(client):
+    """429 on creation and every move, 503 with Retry-After wherever the store is used, an unhealthy /healthz."""
+    doc = client.get("/openapi.json").get_json()
+    paths = doc["paths"]
+    game_operations = [op for path, ops in paths.items() if path.startswith("/v1/games") for op in ops.values()]
+    assert len(game_operations) == 8
+    for op in game_operations:
+        unavailable = _resolved(doc, op["responses"]["503"])
+        assert unavailable["headers"]["Retry-After"]["required"] is True
+        for reason in ("busy", "disk_full", "read_only", "database_missing", "database_replaced", "unreachable",
+                       "engine_warming_up"):
+            assert f"`{reason}`" in unavailable["description"]
+    create = paths["/v1/games"]["post"]["responses"]["429"]
+    assert "`rate_limited`" in create["description"] and "`too_many_unfinished_games`" in create["description"]
+    assert "Retry-After" in create["headers"] and not create["headers"]["Retry-After"].get("required")
+    for move in MOVES:
+        limited = _resolved(doc, paths[f"/v1/games/{{game_id}}/{move}"]["post"]["responses"]["429"])
+        assert limited["headers"]["Retry-After"]["required"] is True and "`rate_limited`" in limited["description"]
+    health = paths["/healthz"]["get"]["responses"]
+    assert health["503"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Unhealthy"}
+    assert set(doc["components"]["schemas"]["Unhealthy"]["required"]) == {"status", "reason", "detail"}
+    assert {"created", "current"} <= set(doc["components"]["schemas"]["PublicKey"]["required"])
 
 
 def test_rules(client):
@@ -127,11 +162,15 @@ def test_bots(client):
 
 
 def test_keys(client, app):
+    before = time.time()
     keys = client.get("/v1/keys").get_json()["keys"]
     assert len(keys) == 1
     key = keys[0]
     assert key["algorithm"] == "Ed25519" and len(key["public_key"]) == 64
     assert key["key_id"] == hashlib.sha256(bytes.fromhex(key["public_key"])).hexdigest()[:16]
+    assert key["current"] is True
+    made = calendar.timegm(time.strptime(key["created"], "%Y-%m-%dT%H:%M:%SZ"))  # a UTC stamp, made by this app
+    assert before - 120 <= made <= time.time() + 1
 
 
 # --- creating -------------------------------------------------------------------------

@@ -4,6 +4,8 @@ Every operation gets generated requests, valid and invalid; every answer must
 be documented (status, content type, headers, body schema) and none may be a
 5xx.  A second pass aims the moves at a real game in play, with its seat's
 token, so the generated bodies reach the core instead of stopping at 404.
+A third sends every creation and move past the rate limits: each 429 must be
+documented too (status, Retry-After, body).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from hypothesis import HealthCheck, assume, settings
 
 from api import create_app
 
-pytestmark = pytest.mark.slow  # about 8 seconds for the two fuzzers and their app
+pytestmark = pytest.mark.slow  # about 10 seconds for the three fuzzers and their apps
 
 MAX_EXAMPLES = 12
 # A schema-valid request may still be an illegal move (first=4 in a 2-seat game, a filled box): the rules
@@ -83,3 +85,39 @@ def test_moves_on_a_real_game(case, fuzzed_app):
     case.headers = headers
     response = case.call_and_validate(excluded_checks=EXCLUDED)
     no_server_error(response)
+
+
+# --- past the rate limits: every creation and move is a documented 429 ------------------------------------------
+
+@pytest.fixture(scope="module")
+def limited_app(tmp_path_factory):
+    """An app whose every limit is 1/h, already used up by this address: each creation and move is refused."""
+    from werkzeug.test import Client
+
+    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("fuzz-limited")),
+                      "FAIRDICE_RATE_CREATE": "1/h", "FAIRDICE_RATE_MOVES_CLIENT": "1/h"})
+    client = Client(app)  # what schemathesis calls the app with: the same client address (none)
+    created = client.post("/v1/games", json={"rules": "yacht", "seats": [{"type": "human"}]}).get_json()
+    spent = client.post(f"/v1/games/{created['game_id']}/client-seed", json={"client_seed": "fuzz"},
+                        headers={"Authorization": f"Bearer {created['tokens'][0]['token']}"})
+    assert spent.status_code == 200 and client.post("/v1/games", json={}).status_code == 429
+    return app
+
+
+limited_schema = schemathesis.pytest.from_fixture("limited_api_schema")
+
+
+@pytest.fixture(scope="module")
+def limited_api_schema(limited_app):
+    return schemathesis.openapi.from_wsgi("/openapi.json", limited_app)
+
+
+@limited_schema.include(method="POST").parametrize()
+@SETTINGS
+def test_answers_past_the_rate_limits_are_documented(case):
+    response = case.call_and_validate(excluded_checks=EXCLUDED)
+    no_server_error(response)
+    if case.meta is not None and case.meta.generation.mode == schemathesis.GenerationMode.POSITIVE:
+        # refused before anything else; only a move without a token is refused first, for that (401)
+        code = response.json()["code"]
+        assert (response.status_code, code) in ((429, "rate_limited"), (401, "missing_token")), response.text

@@ -2,6 +2,7 @@
 
 - `app_server(app)`: the Flask app on a loopback port in a thread (fast, for client tests).
 - `ServeProcess`: `fairdice serve` as a real process group on a free loopback port.
+- `LIMITS_OFF`: the settings under which every test server runs unless a test turns limits on.
 - `play_turn` / `play_out`: a human seat's simple strategy over any HTTP-ish client.
 """
 
@@ -22,6 +23,11 @@ import requests
 from werkzeug.serving import make_server
 
 REPO = Path(__file__).resolve().parents[1]
+# Rate limits off and no quota of unfinished games: tests create games and move as fast as they like.  Set in the
+# environment of the test run (conftest.py) and of every ServeProcess; a test turns a limit on with its own value
+# (a create_app config, or ServeProcess's extra_env).
+LIMITS_OFF = {"FAIRDICE_RATE_CREATE": "off", "FAIRDICE_RATE_MOVES_CLIENT": "off", "FAIRDICE_RATE_MOVES_TOKEN": "off",
+              "FAIRDICE_MAX_UNFINISHED": "0"}
 
 
 @contextlib.contextmanager
@@ -38,14 +44,15 @@ def app_server(app):
 
 
 class ServeProcess:
-    """`fairdice serve` in its own process group (port 0: a free one); the address is read from its output."""
+    """`fairdice serve` in its own process group (port 0: a free one); the address is read from its output.
+    Rate limits are off and there is no quota unless `extra_env` sets them."""
 
     def __init__(self, data_dir: Path, workers: int = 2, threads: int = 4, port: int = 0,
                  extra_env: dict | None = None, args: list[str] | None = None):
         self.data_dir = Path(data_dir)
         self.args = list(args or [])  # more `fairdice serve` options, e.g. ["--db", "postgresql://..."]
         self.workers, self.threads, self.port = workers, threads, port
-        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **(extra_env or {})}
+        self.env = {**os.environ, "PYTHONUNBUFFERED": "1", **LIMITS_OFF, **(extra_env or {})}
         self.proc: subprocess.Popen | None = None
         self.url: str | None = None
         self.output: list[str] = []
