@@ -6,12 +6,19 @@ idempotent replays, the server's timeout abandon, and rendering the state
 with its signed move receipt.  Every rule of the game stays in the core:
 commands go to `fairdice.game.Game`, bot turns to `fairdice.bots.play_bots`,
 transcripts and receipts to `fairdice.log`.  Refusals are domain errors
-(`FairdiceError` and the two below); the HTTP layer maps them to statuses.
+(`FairdiceError` and the three below); the HTTP layer maps them to statuses.
+
+Every move is answered with the whole state document.  It is written as JSON
+text by `StateText` from fragments kept with the game between its moves
+(what is fixed at creation is encoded once, a seat's block again only when
+that seat's card changes), so a move pays for what it changed, not for the
+whole document.
 """
 
 from __future__ import annotations
 
 import calendar
+import functools
 import hashlib
 import hmac
 import json
@@ -30,7 +37,6 @@ from fairdice.log import Chain, build_log, canonical, final_block, open_log, set
 
 from .engines import require_bot_tables, require_table
 from .keys import KeyRing
-from .problems import ApiError
 from .store import Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Store, StoreError
 
 TOKEN_BYTES = 32
@@ -60,8 +66,14 @@ class Forbidden(FairdiceError):
     kind = "forbidden"
 
 
-def _json(doc) -> str:
-    return json.dumps(doc, separators=(",", ":"), ensure_ascii=False)
+class TooManyUnfinished(FairdiceError):
+    """The client already has as many unfinished games as a client may (HTTP 429)."""
+    kind = "quota"
+
+
+# json.dumps(doc, separators=(",", ":"), ensure_ascii=False), without building an encoder for every call
+_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+_string = json.encoder.encode_basestring  # a str as that encoder writes it
 
 
 def not_found(game_id: str) -> UnknownGame:
@@ -75,32 +87,41 @@ def _epoch(stamp: str) -> int:
 
 class Games:
     def __init__(self, store: Store, keys: KeyRing, setup_cache: int = 4096, live_cache: int = 1024,
-                 abandon_timeout: int = DEFAULT_ABANDON_TIMEOUT):
+                 abandon_timeout: int = DEFAULT_ABANDON_TIMEOUT, max_unfinished: int = 0):
         """`abandon_timeout`: the seconds without a move after which the server may abandon a game, written
-        into (and signed with) the header of every game created here."""
+        into (and signed with) the header of every game created here.  `max_unfinished`: how many unfinished
+        games one client may have (0: no quota)."""
         self.store = store
         self.keys = keys
         self.abandon_timeout = check_abandon_timeout(abandon_timeout)
+        if isinstance(max_unfinished, bool) or not isinstance(max_unfinished, int) or max_unfinished < 0:
+            raise ValueError(f"max_unfinished must be a whole number, 0 for no quota, not {max_unfinished!r}")
+        self.max_unfinished = max_unfinished
         self._setups: OrderedDict[str, Setup] = OrderedDict()
         self._setup_cache = setup_cache
         # h_n of SPEC §5.6 for stored histories, by game id: events are append-only, so a chain over a stored
         # history stays a prefix of every later one and is extended rather than recomputed.
         self._chains: OrderedDict[str, Chain] = OrderedDict()
         self._chains_lock = threading.Lock()
-        # Games this process has just stored, by id: a command takes its game out and puts it back only once
-        # its events are committed.  A copy that another worker has overtaken cannot do harm: its append
-        # expects the old event count and gets Conflict, so the command is computed again on a fresh load.
-        self._live: OrderedDict[str, tuple[GameRecord, Game]] = OrderedDict()
+        # Games this process has just stored, by id, with their state writer: a command takes its game out and
+        # puts it back only once its events are committed.  A copy that another worker has overtaken cannot do
+        # harm: its append expects the old event count and gets Conflict, so the command is computed again on a
+        # fresh load.
+        self._live: OrderedDict[str, _Live] = OrderedDict()
         self._live_cache = live_cache
 
     # --- creating -----------------------------------------------------------------
 
-    def create(self, rules, seats, first=0, upper_first=False) -> dict:
+    def create(self, rules, seats, first=0, upper_first=False, client: str = "") -> dict:
+        """A new game; TooManyUnfinished if `client` (who asks, as the rate limits name it) already has
+        `max_unfinished` unfinished games.  The quota is checked before the game is stored, not in the same
+        transaction: clients racing their own creations may end one or two games over it."""
         for _ in range(3):
             game_id = secrets.token_urlsafe(GAME_ID_BYTES)
             setup = Setup.build(game_id, rules, seats, first, upper_first,  # refuses bad rules, seats, first
                                 abandon_timeout=self.abandon_timeout)
             require_bot_tables(setup)
+            self._check_quota(client)
             seed = secrets.token_bytes(derive.SEED_BYTES)
             game = Game(setup, seed)
             signer = self.keys.signer
@@ -110,11 +131,13 @@ class Games:
             record = GameRecord(game_id=game_id, opened=opened, key_id=signer.key_id,
                                 tokens=[{"seat": seat, "sha256": token_hash(tok)} for seat, tok in tokens],
                                 seed_sealed=self.keys.seed_box.seal(game_id, seed), seed_revealed=None,
-                                status=game.status)
+                                status=game.status, client=client)
             try:
                 self.store.create_game(record)
             except DuplicateGame:
                 continue
+            self._setups_put(game_id, setup)
+            self._keep(_Live(record, game, StateText(record, setup)))
             header = opened["header"]
             return {
                 "game_id": game_id,
@@ -131,6 +154,17 @@ class Games:
             }
         raise StoreError("could not find an unused game id")
 
+    def _check_quota(self, client: str) -> None:
+        if not self.max_unfinished:
+            return
+        unfinished = self.store.unfinished_count(client)
+        if unfinished >= self.max_unfinished:
+            raise TooManyUnfinished(
+                "too_many_unfinished_games",
+                f"this client has {unfinished} unfinished games, the most a client may have; finish or abandon "
+                f"one first (a game without a move for {self.abandon_timeout} s is abandoned by the server)",
+                max_unfinished=self.max_unfinished)
+
     # --- reading ------------------------------------------------------------------
 
     def state(self, game_id: str, since: int = 0, limit: int = EVENTS_PAGE_MAX) -> str:
@@ -138,7 +172,7 @@ class Games:
         if snap is None:
             raise not_found(game_id)
         game = self._restore(snap.record, snap.events)
-        return _json(render_state(game, snap.record, self._receipt(snap.record, game), since, limit))
+        return StateText(snap.record, game.setup).text(game, self._receipt(snap.record, game), since, limit)
 
     def log(self, game_id: str) -> str:
         stored = self.store.final_log(game_id)  # signed and stored when the game ended
@@ -208,11 +242,8 @@ class Games:
         now = time.time() if now is None else now
         self._live.pop(game_id, None)  # the store's clock is the judge: read it afresh
         for _ in range(MAX_ATTEMPTS):
-            snap = self.store.snapshot(game_id)
-            if snap is None:
-                raise not_found(game_id)
-            record = snap.record
-            game = self._restore(record, snap.events)
+            live = self._load(game_id)
+            record, game = live.record, live.game
             if game.over:
                 raise NotNow("game_over", f"the game is already {game.status}")
             timeout = game.setup.abandon_timeout or self.abandon_timeout  # version 1 games: this server's
@@ -223,7 +254,7 @@ class Games:
             before = len(game.events)
             game.abandon(None, "timeout")
             try:
-                return self._store_move(record, game, before)
+                return self._store_move(live, before)
             except Conflict:
                 continue  # someone moved meanwhile: judge again on the new history
         raise Busy(f"game {game_id} changed {MAX_ATTEMPTS} times while it was being expired")
@@ -232,19 +263,20 @@ class Games:
         """Compute the command on the game as stored, then append its events only if no other
         event was stored meanwhile (else compute again on the new history)."""
         presented = token_hash(token)
-        fingerprint = hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
+        fingerprint = "" if idempotency_key is None else _fingerprint(action, payload)
         for _ in range(MAX_ATTEMPTS):
-            record, game, cached = self._take(game_id)
+            live, cached = self._take(game_id)
+            record, game = live.record, live.game
             try:
                 seat = authenticate(record, presented)
                 require_bot_tables(game.setup)
-            except (FairdiceError, ApiError):
-                self._keep(record, game)
+            except BaseException:
+                self._keep(live)
                 raise
             if idempotency_key is not None:
                 seen = self.store.recall(game_id, seat, idempotency_key)
                 if seen is not None:
-                    self._keep(record, game)
+                    self._keep(live)
                     return _replay(seen, fingerprint)
             before = len(game.events)
             try:
@@ -252,63 +284,69 @@ class Games:
             except FairdiceError:  # refused; the core changed nothing
                 if cached and self.store.event_count(game_id) != before:
                     continue  # refused on an outdated copy: judge it again on the stored game
-                self._keep(record, game)
+                self._keep(live)
                 raise
             try:
-                return self._store_move(record, game, before, seat, idempotency_key, fingerprint)
+                return self._store_move(live, before, seat, idempotency_key, fingerprint)
             except Conflict:
                 continue  # another request got there first; this copy is dropped
         raise Busy(f"game {game_id} changed {MAX_ATTEMPTS} times while this command was computed")
 
-    def _store_move(self, record: GameRecord, game: Game, before: int, seat=None, idempotency_key=None,
-                    fingerprint: str = "") -> Reply:
-        """After a command applied to `game` (events from `before` on): the bots move, the answer is rendered
+    def _store_move(self, live: _Live, before: int, seat=None, idempotency_key=None, fingerprint: str = "") -> Reply:
+        """After a command applied to the game (events from `before` on): the bots move, the answer is rendered
         with its receipt, and the new events are appended if the stored game still has `before` events
         (else Conflict), with the answer kept under the seat's Idempotency-Key when there is one."""
+        record, game = live.record, live.game
         game_id = record.game_id
         play_bots(game)  # bots whose turn it is move now (a no-op while a human is to move)
         reveal = None
         if game.over:
             signer = self.keys.signer_for(record.key_id)
             reveal = (game.revealed_seed().hex(), _json(build_log(record.opened, game, signer)))
-        chain = self._chain(record, game.events[:before]).extend(game.events[before:])
-        body = _json(render_state(game, record, self._sign(record, chain), since=before))
+        new_events = game.events[before:]
+        chain = self._chain(record, game.events, before).extend(new_events)
+        body = live.view.text(game, self._sign(record, chain), since=before)
         kept = Remember(seat, idempotency_key, fingerprint, 200, body) if idempotency_key is not None else None
         try:
-            seen = self.store.append(game_id, before, game.events[before:], game.status, reveal, kept)
+            seen = self.store.append(game_id, before, new_events, game.status, reveal, kept)
         except GameNotFound:
             raise not_found(game_id) from None
         if seen is not None:  # a twin request with the same key got there first
             return _replay(seen, fingerprint)
         self._remember_chain(game_id, chain)
         if not game.over:
-            self._keep(record, game)
+            self._keep(live)
         return Reply(200, body)
 
-    def _take(self, game_id: str) -> tuple[GameRecord, Game, bool]:
-        """The game as this process last stored it (removed from the cache while in use), else as loaded."""
-        entry = self._live.pop(game_id, None)
-        if entry is not None:
-            return entry[0], entry[1], True
+    def _take(self, game_id: str) -> tuple[_Live, bool]:
+        """The game as this process last stored it (removed from the cache while in use), else as loaded;
+        and whether it came from the cache."""
+        live = self._live.pop(game_id, None)
+        if live is not None:
+            return live, True
+        return self._load(game_id), False
+
+    def _load(self, game_id: str) -> _Live:
         snap = self.store.snapshot(game_id)
         if snap is None:
             raise not_found(game_id)
-        return snap.record, self._restore(snap.record, snap.events), False
+        game = self._restore(snap.record, snap.events)
+        return _Live(snap.record, game, StateText(snap.record, game.setup))
 
-    def _keep(self, record: GameRecord, game: Game) -> None:
-        self._live[record.game_id] = (record, game)
+    def _keep(self, live: _Live) -> None:
+        self._live[live.record.game_id] = live
         if len(self._live) > self._live_cache:
             self._live.popitem(last=False)
 
     # --- move receipts (SPEC §5.6) ---------------------------------------------------------
 
-    def _chain(self, record: GameRecord, stored_events: list[dict]) -> Chain:
-        """h_n over the header and `stored_events`, which must be the game's history as stored."""
+    def _chain(self, record: GameRecord, events: list[dict], count: int) -> Chain:
+        """h_n over the header and the first `count` of `events`, which must be the game's history as stored."""
         with self._chains_lock:
             known = self._chains.get(record.game_id)
-        if known is None or known.count > len(stored_events):
+        if known is None or known.count > count:
             known = Chain.start(record.opened["header"])
-        return known.extend(stored_events[known.count:])
+        return known.extend(events[known.count:count])
 
     def _remember_chain(self, game_id: str, chain: Chain) -> None:
         with self._chains_lock:
@@ -325,7 +363,7 @@ class Games:
 
     def _receipt(self, record: GameRecord, game: Game) -> dict:
         """The receipt of the stored history `game` was restored from."""
-        chain = self._chain(record, game.events)
+        chain = self._chain(record, game.events, len(game.events))
         self._remember_chain(record.game_id, chain)
         return self._sign(record, chain)
 
@@ -335,10 +373,13 @@ class Games:
         setup = self._setups.get(record.game_id)
         if setup is None:
             setup = setup_from_header(record.opened["header"])
-            self._setups[record.game_id] = setup
-            if len(self._setups) > self._setup_cache:
-                self._setups.popitem(last=False)
+            self._setups_put(record.game_id, setup)
         return setup
+
+    def _setups_put(self, game_id: str, setup: Setup) -> None:
+        self._setups[game_id] = setup
+        if len(self._setups) > self._setup_cache:
+            self._setups.popitem(last=False)
 
     def _restore(self, record: GameRecord, events: list[dict]) -> Game:
         if record.seed_revealed is not None:
@@ -349,6 +390,19 @@ class Games:
         if not hmac.compare_digest(game.commitment, record.opened["header"]["commitment"]):
             raise StoreError(f"game {record.game_id}: stored seed does not match its commitment")
         return game
+
+
+@dataclass
+class _Live:
+    """A game this process holds between its moves: as stored, and the writer of its state document."""
+    record: GameRecord
+    game: Game
+    view: StateText
+
+
+def _fingerprint(action: str, payload: dict) -> str:
+    """What an Idempotency-Key is bound to: the command and its arguments."""
+    return hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
 
 
 def _replay(seen, fingerprint: str) -> Reply:
@@ -376,65 +430,117 @@ def authenticate(record: GameRecord, presented_hash: str):
     return seat
 
 
-def _option(opt) -> dict:
-    return {"points": opt.points, "yahtzee_bonus": opt.yahtzee_bonus, "joker": opt.joker}
+class StateText:
+    """The state document of one game as the API shows it, written as JSON text: the game with the move
+    receipt of its whole history; no server seed until the game is over (then in `final`), and no client seed
+    before every human seat has committed (none is accepted before).
 
+    One writer serves one game for as long as this process holds it: the parts fixed at creation (ids, rules,
+    commitment, seats' names) are encoded once, and a seat's block (card, totals, seed flags) again only when
+    it changed; the rest is a handful of small values, the new events and the receipt.  The text is exactly
+    what `json.dumps(document, separators=(",", ":"), ensure_ascii=False)` makes of the document whose fields
+    are listed in api/openapi.json (GameState), in the same order (tests/test_games_state_text.py)."""
 
-def render_state(game: Game, record: GameRecord, receipt: dict, since: int = 0,
-                 limit: int = EVENTS_PAGE_MAX) -> dict:
-    """The game as the API shows it, with the move receipt of its whole history: no server seed until the
-    game is over (then in `final`), and no client seed before every human seat has committed (none is
-    accepted before)."""
-    setup = game.setup
-    header = record.opened["header"]
-    missing = game.missing_client_seeds()
-    commitments = game.commitments
-    current = game.current_seat
-    seats = []
-    for i, seat in enumerate(setup.seats):
+    def __init__(self, record: GameRecord, setup: Setup):
+        header, opened = record.opened["header"], record.opened
+        self._fixed = (  # the text between the changing values, in document order
+            f'{{"game_id":{_json(setup.game_id)},"version":{_json(setup.version)},"rules":{_json(setup.rules.id)},'
+            f'"upper_first":{_json(setup.upper_first)},"status":',
+            f',"first":{_json(setup.first)},"first_seat":',
+            f',"commit_reveal":{_json(setup.commits_client_seeds)},"awaiting_commitments":',
+            ',"awaiting_client_seeds":',
+            f',"abandon_timeout":{_json(setup.abandon_timeout)},"seats":[',
+            '],"current_seat":',
+            f',"commitment":{_json(header["commitment"])},'
+            f'"commitment_signature":{_json(opened["commitment_signature"])},"key_id":{_json(header["key_id"])},'
+            '"event_count":',
+        )
+        self._seat_heads = [f'{{"seat":{i},"type":{_json(seat.type)},"name":{_json(seat.name)},'
+                            f'"bot":{_json(seat.bot)},"awaiting_client_seed":'
+                            for i, seat in enumerate(setup.seats)]
+        self._seats: list[tuple[tuple, str] | None] = [None] * len(setup.seats)  # (what it shows, its text)
+        self._kept_phase: tuple[tuple, str] | None = None
+
+    def text(self, game: Game, receipt: dict, since: int = 0, limit: int = EVENTS_PAGE_MAX) -> str:
+        """The document of `game` as it stands, with `receipt` and the events from `since` (at most `limit`)."""
+        fixed = self._fixed
+        missing = game.missing_client_seeds()
+        commitments = game.commitments
+        since = max(0, since)
+        return "".join((
+            self._phase(game, missing), fixed[4],
+            ",".join([self._seat(game, i, missing, commitments) for i in range(len(self._seats))]),
+            fixed[5], _turn(game), fixed[6], str(len(game.events)), ',"events_from":', str(since),
+            ',"events":', _json(game.events[since:since + limit]), ',"receipt":', _json(receipt),
+            ',"final":', _json(final_block(game)) if game.over else "null", "}",
+        ))
+
+    def _phase(self, game: Game, missing: list) -> str:
+        """From the game id to the seeds awaited: changes only before the start and at the end."""
+        shows = (game.status, game.first, game.missing_commitments(), missing)
+        kept = self._kept_phase
+        if kept is not None and kept[0] == shows:
+            return kept[1]
+        fixed = self._fixed
+        text = "".join((fixed[0], _value(shows[0]), fixed[1], _value(shows[1]), fixed[2], _json(shows[2]),
+                        fixed[3], _json(shows[3])))
+        self._kept_phase = (shows, text)
+        return text
+
+    def _seat(self, game: Game, i: int, missing: list, commitments: dict) -> str:
         card = game.card(i)
-        seats.append({
-            "seat": i,
-            "type": seat.type,
-            "name": seat.name,
-            "bot": seat.bot,
-            "awaiting_client_seed": i in missing,
-            "committed": i in commitments,
-            "commitment": commitments.get(i),
-            "revealed": game.has_client_seed(i),
-            "card": dict(card.boxes),
-            "yahtzee_bonus": card.yahtzee_bonus,
-            "totals": game.totals(i).as_dict(),
-        })
-    options = {}
-    if current is not None and not setup.seats[current].is_bot:
-        options = {cid: _option(opt) for cid, opt in game.scoring_options().items()}
-    since = max(0, since)
-    return {
-        "game_id": setup.game_id,
-        "version": setup.version,
-        "rules": setup.rules.id,
-        "upper_first": setup.upper_first,
-        "status": game.status,
-        "first": setup.first,
-        "first_seat": game.first,
-        "commit_reveal": setup.commits_client_seeds,
-        "awaiting_commitments": game.missing_commitments(),
-        "awaiting_client_seeds": missing,
-        "abandon_timeout": setup.abandon_timeout,
-        "seats": seats,
-        "current_seat": current,
-        "turn": game.turn if current is not None else None,
-        "rolls_made": game.rolls_made if current is not None else 0,
-        "rolls_left": game.rolls_left,
-        "dice": list(game.dice),
-        "options": options,
-        "commitment": header["commitment"],
-        "commitment_signature": record.opened["commitment_signature"],
-        "key_id": header["key_id"],
-        "event_count": len(game.events),
-        "events_from": since,
-        "events": game.events[since:since + limit],
-        "receipt": receipt,
-        "final": final_block(game) if game.over else None,
-    }
+        # Everything the block shows besides the fixed head: a card changes only by a score, which counts a turn.
+        shows = (card.turns, card.yahtzee_bonus, i in missing, commitments.get(i), game.has_client_seed(i))
+        kept = self._seats[i]
+        if kept is not None and kept[0] == shows:
+            return kept[1]
+        text = "".join((
+            self._seat_heads[i], _value(shows[2]), ',"committed":', _value(i in commitments),
+            ',"commitment":', _value(shows[3]), ',"revealed":', _value(shows[4]),
+            ',"card":', _json(card.boxes), ',"yahtzee_bonus":', _value(card.yahtzee_bonus),
+            ',"totals":', _json(game.totals(i).as_dict()), "}",
+        ))
+        self._seats[i] = (shows, text)
+        return text
+
+
+def _turn(game: Game) -> str:
+    """The seat to move, its turn, rolls and dice, and what each box would score for a human seat."""
+    current = game.current_seat
+    if current is None:
+        return (f'null,"turn":null,"rolls_made":0,"rolls_left":{_json(game.rolls_left)},'
+                f'"dice":{_json(list(game.dice))},"options":{{}}')
+    # (the core's counts and dice are whole numbers; ":d" refuses None or a float rather than write it wrongly)
+    options = "{}" if game.setup.seats[current].is_bot else _options(game.scoring_options())
+    return (f'{current:d},"turn":{game.turn:d},"rolls_made":{game.rolls_made:d},"rolls_left":{game.rolls_left:d},'
+            f'"dice":[{",".join([f"{die:d}" for die in game.dice])}],"options":{options}')
+
+
+def _options(options: dict) -> str:
+    parts = []
+    for cid, opt in options.items():
+        parts.append(f'{_key(cid)}{{"points":{opt.points:d},"yahtzee_bonus":{opt.yahtzee_bonus:d},'
+                     f'"joker":{_value(opt.joker)}}}')
+    return "{" + ",".join(parts) + "}"
+
+
+def _value(value) -> str:
+    """A string, whole number, true, false or null as JSON, as `_json` writes it but without its overhead."""
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    kind = type(value)
+    if kind is int:
+        return int.__repr__(value)
+    if kind is str:
+        return _string(value)
+    return _json(value)
+
+
+@functools.lru_cache(maxsize=256)
+def _key(name: str) -> str:
+    """A member name of a JSON object, with its colon."""
+    return _json(name) + ":"

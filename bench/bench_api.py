@@ -1,7 +1,11 @@
 """HTTP API throughput: complete turns per second with 50 concurrent games, against a no-op endpoint.
 
-Starts `fairdice serve` on a loopback port with a fresh data directory, then
-measures, in the same run and with the same load generator:
+Starts `fairdice serve` on a loopback port with a fresh data directory (on
+SQLite, or with `--db` on PostgreSQL; `--servers N` starts N servers on the
+same database, and the connections are spread over them), warms it up with
+`--warmup` seconds of games (what a server that has run for a while holds:
+its bots' tables of holds and cards, the games it serves), then measures, in
+the same run and with the same load generator:
 
 1. baseline: `GET /healthz` (a JSON no-op of the same server) from C concurrent
    keep-alive connections;
@@ -9,22 +13,38 @@ measures, in the same run and with the same load generator:
    plays its own game turn after turn (`roll`, up to `--rerolls` rerolls
    keeping the most common face, then `score` the best box; the bot's whole
    turn is played server-side inside the score request) and starts a new game
-   when one ends.
+   when one ends;
+3. with `--think MS`, the same games at a human's pace: each game waits MS
+   milliseconds before each move, so the latency is that of 50 games played at
+   the offered rate rather than of a queue kept full.
 
-Reported: requests per second of each phase, their ratio (the goal: game
-requests at least half the no-op rate), complete turns per second, p50/p99
-latency per request, and the server's CPU time per request (all its
-processes, from /proc), which says what each request costs the server even
-when the machine is shared or the load generator is the bottleneck.  The load comes from several client processes (plain
-`http.client`, keep-alive), which share the machine with the server; both
-phases pay the same client cost.
+Rate limits and the quota of unfinished games are off (one address plays every
+game; `--with-limits` counts them, set too high to refuse anything).  Reported:
+requests per second of each phase, their ratio (the goal: game requests at
+least half the no-op rate), complete turns per second, p50/p99 latency per
+request, the server's CPU time per request (all its processes, from /proc; on
+PostgreSQL the database's own CPU is given apart), which says what each
+request costs the server even when the machine is shared or the load
+generator is the bottleneck, and the load average before and after.  The load
+comes from several client processes (plain `http.client`, keep-alive), which
+share the machine with the server; both phases pay the same client cost.  In
+closed loop (no think time) a request waits for the ones queued before it, so
+its latency is about C / throughput (Little's law): the paced phase is the one
+that says how long a move takes.
 
-    python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--rerolls 2] [--json]
+    python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--rerolls 2]
+                              [--db postgres|postgresql://...] [--servers 1] [--warmup 3] [--think MS]
+                              [--with-limits] [--profile DIR] [--json]
+
+`--db postgres` starts a throwaway PostgreSQL server for the run (bench/bench_api_postgres.py); a URL uses that
+database as it is (the servers create their schema in it if missing).  `--profile DIR` profiles the servers'
+request threads instead (bench/bench_api_workerprof.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import http.client
 import json
 import multiprocessing as mp
@@ -88,8 +108,11 @@ def keep_most_common(dice: list[int]) -> list[int]:
     return [i for i, d in enumerate(dice) if d == face]
 
 
-def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bot: str, rerolls: int) -> None:
+def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bot: str, rerolls: int,
+               think: float = 0.0) -> None:
     def call(method, path, body=None, token=None, timed=True):
+        if timed and think:
+            time.sleep(think)
         t0 = time.perf_counter()
         status, payload = conn.request(method, path, body, token)
         if timed:
@@ -118,17 +141,17 @@ def _game_loop(conn: Conn, until: float, lat: list, counts: dict, rules: str, bo
 
 
 def client_process(args) -> dict:
-    kind, host, port, users, start, seconds, rules, bot, rerolls = args
+    kind, targets, first_user, users, start, seconds, rules, bot, rerolls, think = args
     time.sleep(max(0.0, start - time.time()))
     until = time.perf_counter() + seconds
     lats, counts, threads = [], [], []
-    for _ in range(users):
+    for user in range(first_user, first_user + users):
         lat, count = [], {"requests": 0, "errors": 0, "turns": 0, "games": 0}
         lats.append(lat)
         counts.append(count)
-        conn = Conn(host, port)
+        conn = Conn(*targets[user % len(targets)])  # the connections spread over the servers
         target = _healthz_loop if kind == "healthz" else _game_loop
-        extra = () if kind == "healthz" else (rules, bot, rerolls)
+        extra = () if kind == "healthz" else (rules, bot, rerolls, think)
         threads.append(threading.Thread(target=_safe, args=(target, conn, until, lat, count, *extra)))
     for t in threads:
         t.start()
@@ -146,17 +169,20 @@ def _safe(target, *args):
         print(f"bench: a client stopped: {exc}", file=sys.stderr)
 
 
-def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: float, rules: str, bot: str,
-              pgid: int | None = None, rerolls: int = 2) -> dict:
+def run_phase(kind: str, targets: list[tuple[str, int]], users: int, procs: int, seconds: float, rules: str,
+              bot: str, pgids: list[int] = (), rerolls: int = 2, think: float = 0.0, database=None) -> dict:
+    """One phase of `seconds`; `pgids`: the servers' process groups, `database`: a PostgreSQL server whose
+    CPU time is counted apart (bench_api_postgres.Postgres)."""
     start = time.time() + 0.5
     share = [users // procs + (1 if i < users % procs else 0) for i in range(procs)]
+    firsts = [sum(share[:i]) for i in range(procs)]
     with mp.get_context("fork").Pool(procs) as pool:
-        pending = pool.map_async(client_process,
-                                 [(kind, host, port, n, start, seconds, rules, bot, rerolls) for n in share if n])
+        pending = pool.map_async(client_process, [(kind, targets, first, n, start, seconds, rules, bot, rerolls, think)
+                                                  for first, n in zip(firsts, share) if n])
         time.sleep(max(0.0, start - time.time()))
-        cpu0 = server_cpu_seconds(pgid) if pgid else 0.0
+        cpu0, db0 = server_cpu_seconds(pgids), database.cpu_seconds() if database else 0.0
         parts = pending.get()
-        cpu1 = server_cpu_seconds(pgid) if pgid else 0.0
+        cpu1, db1 = server_cpu_seconds(pgids), database.cpu_seconds() if database else 0.0
     lat = sorted(x for p in parts for x in p["latencies"])
     total = {k: sum(p[k] for p in parts) for k in ("requests", "errors", "turns", "games")}
     return {
@@ -170,13 +196,16 @@ def run_phase(kind: str, host: str, port: int, users: int, procs: int, seconds: 
         "p99_ms": round(1000 * lat[min(len(lat) - 1, int(0.99 * len(lat)))], 2) if lat else None,
         "server_cpu_cores": round((cpu1 - cpu0) / seconds, 2),
         "server_cpu_us_per_request": round(1e6 * (cpu1 - cpu0) / total["requests"], 1) if total["requests"] else None,
+        "database_cpu_us_per_request": (round(1e6 * (db1 - db0) / total["requests"], 1)
+                                        if database and total["requests"] else None),
     }
 
 
 # --- the server ----------------------------------------------------------------------------
 
-def server_cpu_seconds(pgid: int) -> float:
-    """User + system CPU time of every process in the server's process group (master and workers)."""
+def server_cpu_seconds(pgids) -> float:
+    """User + system CPU time of every process in the servers' process groups (masters and workers)."""
+    pgids = set(pgids)
     total = 0
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -186,18 +215,32 @@ def server_cpu_seconds(pgid: int) -> float:
                 fields = fh.read().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        if int(fields[2]) == pgid:  # field 5 of stat: the process group
+        if int(fields[2]) in pgids:  # field 5 of stat: the process group
             total += int(fields[11]) + int(fields[12])
     return total / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(data_dir: str, workers: int, threads: int) -> tuple[subprocess.Popen, str, int]:
+# One address plays every game: no rate limit, no quota of unfinished games; or (--with-limits) limits and quota
+# counted as usual but too high to refuse anything, to see what counting them costs.
+LIMITS_OFF = {"FAIRDICE_RATE_CREATE": "off", "FAIRDICE_RATE_MOVES_CLIENT": "off", "FAIRDICE_RATE_MOVES_TOKEN": "off",
+              "FAIRDICE_MAX_UNFINISHED": "0"}
+LIMITS_HIGH = {"FAIRDICE_RATE_CREATE": "1000000/s", "FAIRDICE_RATE_MOVES_CLIENT": "1000000/s",
+               "FAIRDICE_RATE_MOVES_TOKEN": "1000000/s", "FAIRDICE_MAX_UNFINISHED": "1000000"}
+
+
+def start_server(data_dir: str, workers: int, threads: int, db: str | None = None, extra_env: dict | None = None
+                 ) -> tuple[subprocess.Popen, str, int]:
+    """`fairdice serve` in its own process group; servers given the same data directory share its keys (and,
+    without `db`, its SQLite database)."""
     cmd = [sys.executable, "-m", "fairdice", "serve", "--host", "127.0.0.1", "--port", "0",
-           "--data-dir", data_dir, "--workers", str(workers), "--threads", str(threads)]
+           "--data-dir", data_dir, "--workers", str(workers), "--threads", str(threads), *(["--db", db] if db else [])]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", **LIMITS_OFF, **(extra_env or {})}
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO,
-                            start_new_session=True)
-    deadline = time.time() + 30
+                            start_new_session=True, env=env)
+    output = []
+    deadline = time.time() + 60
     for line in proc.stdout:
+        output.append(line)
         match = re.search(r"serving at http://([\d.]+):(\d+)", line)
         if match:
             threading.Thread(target=lambda: [None for _ in proc.stdout], daemon=True).start()
@@ -212,7 +255,7 @@ def start_server(data_dir: str, workers: int, threads: int) -> tuple[subprocess.
         if time.time() > deadline:
             break
     os.killpg(proc.pid, signal.SIGKILL)
-    raise SystemExit("bench: fairdice serve did not start")
+    raise SystemExit("bench: fairdice serve did not start:\n" + "".join(output[-20:]))
 
 
 def main(argv=None) -> int:
@@ -221,46 +264,113 @@ def main(argv=None) -> int:
     parser.add_argument("--seconds", type=float, default=8.0, help="length of each phase")
     parser.add_argument("--workers", type=int, default=2, help="server worker processes")
     parser.add_argument("--threads", type=int, default=4, help="threads per server worker")
+    parser.add_argument("--servers", type=int, default=1, help="fairdice serve processes on the same database")
+    parser.add_argument("--db", help="postgres: a throwaway PostgreSQL server; or a postgresql:// URL "
+                                     "(default: SQLite in a fresh data directory)")
     parser.add_argument("--clients", type=int, default=2, help="load generator processes")
     parser.add_argument("--rules", default="classic13")
     parser.add_argument("--bot", default="ev")
     parser.add_argument("--rerolls", type=int, default=2, choices=(0, 1, 2),
                         help="rerolls per turn at most (keeping the most common face); 0: roll once, then score")
+    parser.add_argument("--warmup", type=float, default=3.0, help="seconds of games before measuring")
+    parser.add_argument("--think", type=float, default=0.0,
+                        help="milliseconds each game waits before a move, in a third phase measuring latency")
+    parser.add_argument("--with-limits", action="store_true",
+                        help="count rate limits and the quota (set too high to refuse anything) instead of turning "
+                             "them off")
+    parser.add_argument("--profile", metavar="DIR", help="profile the servers' request threads (games only, no "
+                                                         "no-op phase) into DIR and print where their time goes")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
-    with tempfile.TemporaryDirectory(prefix="fairdice-bench-") as data_dir:
-        proc, host, port = start_server(data_dir, args.workers, args.threads)
-        try:
-            run_phase("healthz", host, port, args.games, args.clients, 1.0, args.rules, args.bot)  # warm up
-            baseline = run_phase("healthz", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
-                                 proc.pid)
-            games = run_phase("games", host, port, args.games, args.clients, args.seconds, args.rules, args.bot,
-                              proc.pid, args.rerolls)
-        finally:
-            os.killpg(proc.pid, signal.SIGTERM)
-            proc.wait(15)
-    ratio = games["requests_per_s"] / baseline["requests_per_s"] if baseline["requests_per_s"] else 0.0
-    report = {"concurrent": args.games, "seconds": args.seconds, "workers": args.workers, "threads": args.threads,
-              "clients": args.clients, "cpus": os.cpu_count(), "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls,
-              "healthz": baseline, "games": games, "ratio": round(ratio, 3), "goal_met": ratio >= 0.5}
+    with contextlib.ExitStack() as stack:
+        database, db_url = None, args.db
+        if args.db in ("postgres", "postgresql"):
+            from bench_api_postgres import temporary_postgres
+
+            database = stack.enter_context(temporary_postgres(max_connections=50 + 20 * args.servers * args.workers
+                                                              * args.threads))
+            db_url = database.url
+        report = measure(args, stack.enter_context(tempfile.TemporaryDirectory(prefix="fairdice-bench-")), db_url,
+                         database)
+    report["database"] = "sqlite" if not db_url else "postgresql"
+    if args.profile:
+        from bench_api_workerprof import summary
+
+        games = report["games"]
+        print(f"profiled: {games['requests_per_s']} game requests/s, {games['server_cpu_us_per_request']} us server "
+              f"CPU each (under cProfile)\n" + summary(Path(args.profile)))
+        return 0
     if args.json:
         print(json.dumps(report))
     else:
-        print(f"fairdice serve: {args.workers} workers x {args.threads} threads, {args.games} concurrent "
-              f"connections from {args.clients} client processes, {args.seconds:g} s per phase, "
-              f"{os.cpu_count()} CPUs")
-        for label, phase in (("no-op GET /healthz", baseline), ("game roll+score", games)):
-            print(f"  {label:<20} {phase['requests_per_s']:>8.1f} req/s   p50 {phase['p50_ms']} ms  "
-                  f"p99 {phase['p99_ms']} ms   server CPU {phase['server_cpu_us_per_request']} us/request "
-                  f"({phase['server_cpu_cores']} cores busy)")
-        per_turn = games["requests"] / games["turns"] if games["turns"] else 0
-        print(f"  complete turns       {games['turns_per_s']:>8.1f} turns/s ({args.rules}; {per_turn:.2f} requests a "
-              f"turn, up to {args.rerolls} rerolls; each followed by the {args.bot} bot's turn, played "
-              f"server-side); {games['games_started']} games")
-        print(f"  game/no-op request rate: {ratio:.2f} (goal >= 0.5: {'met' if ratio >= 0.5 else 'NOT met'})"
-              f"; errors {baseline['errors'] + games['errors']}")
+        print_report(args, report)
     return 0
+
+
+def measure(args, data_dir: str, db_url: str | None, database) -> dict:
+    load_before = os.getloadavg()
+    servers, extra_env = [], dict(LIMITS_HIGH) if args.with_limits else {}
+    if args.profile:
+        from bench_api_workerprof import environment
+
+        extra_env.update(environment(Path(args.profile)))
+    try:
+        for _ in range(args.servers):  # one after the other: the first makes the keys and the schema
+            servers.append(start_server(data_dir, args.workers, args.threads, db_url, extra_env))
+        targets = [(host, port) for _, host, port in servers]
+        pgids = [proc.pid for proc, _, _ in servers]
+        common = dict(users=args.games, procs=args.clients, rules=args.rules, bot=args.bot, rerolls=args.rerolls)
+        run_phase("healthz", targets, seconds=1.0, **common)
+        if args.warmup:
+            run_phase("games", targets, seconds=args.warmup, **common)
+        if args.profile:
+            return {"games": run_phase("games", targets, seconds=args.seconds, pgids=pgids, **common)}
+        phases = {"healthz": run_phase("healthz", targets, seconds=args.seconds, pgids=pgids, database=database,
+                                       **common),
+                  "games": run_phase("games", targets, seconds=args.seconds, pgids=pgids, database=database,
+                                     **common)}
+        if args.think:
+            phases["paced"] = run_phase("games", targets, seconds=args.seconds, pgids=pgids, database=database,
+                                        think=args.think / 1000, **common)
+    finally:
+        for proc, _, _ in servers:
+            os.killpg(proc.pid, signal.SIGTERM)
+        for proc, _, _ in servers:
+            proc.wait(15)
+    baseline, games = phases["healthz"], phases["games"]
+    ratio = games["requests_per_s"] / baseline["requests_per_s"] if baseline["requests_per_s"] else 0.0
+    return {"concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
+            "limits": "counted" if args.with_limits else "off",
+            "workers": args.workers, "threads": args.threads, "clients": args.clients, "cpus": os.cpu_count(),
+            "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls, **phases, "ratio": round(ratio, 3),
+            "goal_met": ratio >= 0.5, "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def print_report(args, report: dict) -> None:
+    games, baseline = report["games"], report["healthz"]
+    servers = f"{args.servers} servers x " if args.servers > 1 else ""
+    limits = ", rate limits and quota counted" if args.with_limits else ""
+    print(f"fairdice serve on {report['database']}{limits}: {servers}{args.workers} workers x {args.threads} threads, "
+          f"{args.games} concurrent connections from {args.clients} client processes, {args.seconds:g} s per phase "
+          f"after {args.warmup:g} s of games, {os.cpu_count()} CPUs; load average "
+          f"{report['load_average_before'][0]} before, {report['load_average_after'][0]} after")
+    phases = [("no-op GET /healthz", baseline), ("game roll+score", games)]
+    if "paced" in report:
+        phases.append((f"games, {args.think:g} ms think", report["paced"]))
+    for label, phase in phases:
+        database = phase["database_cpu_us_per_request"]
+        print(f"  {label:<20} {phase['requests_per_s']:>8.1f} req/s   p50 {phase['p50_ms']} ms  "
+              f"p99 {phase['p99_ms']} ms   server CPU {phase['server_cpu_us_per_request']} us/request "
+              f"({phase['server_cpu_cores']} cores busy)" + (f" + database {database} us" if database else ""))
+    per_turn = games["requests"] / games["turns"] if games["turns"] else 0
+    print(f"  complete turns       {games['turns_per_s']:>8.1f} turns/s ({args.rules}; {per_turn:.2f} requests a "
+          f"turn, up to {args.rerolls} rerolls; each followed by the {args.bot} bot's turn, played "
+          f"server-side); {games['games_started']} games")
+    errors = sum(report[name]["errors"] for name in ("healthz", "games", "paced") if name in report)
+    print(f"  game/no-op request rate: {report['ratio']:.2f} (goal >= 0.5: "
+          f"{'met' if report['goal_met'] else 'NOT met'}); errors {errors}")
 
 
 if __name__ == "__main__":

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 import numpy as np
@@ -85,12 +87,21 @@ class Policy:
 def score_candidates(position: Position, gains: np.ndarray, ids: list[str],
                      future: Mapping[str, float] | None = None) -> list[Candidate]:
     """One candidate per legal box, in table order, valued by gain (plus a future value per box)."""
-    row = gains[space.ROLL_INDEX[tuple(sorted(position.dice))]]
-    return [Candidate(Decision("score", category=cid), float(row[j]) + (future[cid] if future else 0.0))
-            for j, cid in enumerate(ids) if row[j] != -np.inf]
+    row = gains[space.ROLL_INDEX[tuple(sorted(position.dice))]].tolist()  # the same values, as Python floats
+    return [Candidate(_score_decision(cid), gain + (future[cid] if future else 0.0))
+            for gain, cid in zip(row, ids) if gain != -math.inf]
 
 
 def hold_candidates(position: Position, keep_values: np.ndarray) -> list[Candidate]:
     """One candidate per distinct hold that rerolls something, valued by keep_values[keep]."""
-    return [Candidate(Decision("roll", hold=positions), float(keep_values[k]))
-            for positions, k in space.hold_candidates(position.dice)]
+    holds = space.hold_masks(position.dice)
+    values = keep_values.take([keep for _, keep in holds]).tolist()  # the same values, as Python floats
+    return [Candidate(_ROLL_DECISIONS[mask], value) for (mask, _), value in zip(holds, values)]
+
+
+_ROLL_DECISIONS = tuple(Decision("roll", hold=positions) for positions in space.POSITIONS_OF_MASK)  # by mask
+
+
+@lru_cache(maxsize=64)
+def _score_decision(category: str) -> Decision:
+    return Decision("score", category=category)

@@ -121,15 +121,35 @@ def canonical_hold(dice, keep: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(positions)
 
 
+POSITIONS_OF_MASK = tuple(tuple(p for p in range(DICE) if mask >> p & 1) for mask in range(1 << DICE))
+
+
+def hold_masks(dice) -> list[tuple[int, int]]:
+    """(position mask, keep index) for every distinct hold that rerolls at least one die, by mask (bit i =
+    position i held): the tie-break order of SPEC.md.  The hold of a kept multiset is its canonical
+    positions, the lowest ones showing it."""
+    order = tuple(sorted(range(len(dice)), key=dice.__getitem__))  # stable: a face's positions stay in order
+    to_positions = _index_masks_to_positions(order)
+    return sorted([(to_positions[kept], keep) for kept, keep in _roll_holds(tuple(sorted(dice)))])
+
+
 @lru_cache(maxsize=8192)
 def hold_candidates(dice: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int], ...]:
     """(canonical positions, keep index) for every distinct hold that rerolls at least one die,
     ordered by the hold's position mask (bit i = position i held): the tie-break order of SPEC.md."""
-    roll = tuple(sorted(dice))
-    out = []
-    for keep in _sub_multisets(roll):
-        if len(keep) < DICE:
-            positions = canonical_hold(dice, keep)
-            out.append((positions, KEEP_INDEX[keep]))
-    out.sort(key=lambda item: sum(1 << p for p in item[0]))
-    return tuple(out)
+    return tuple((POSITIONS_OF_MASK[mask], keep) for mask, keep in hold_masks(dice))
+
+
+@lru_cache(maxsize=len(ROLLS))
+def _roll_holds(roll: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
+    """The holds of a sorted roll that reroll at least one die: (mask of the kept indices of the roll, keep
+    index).  Index i of the roll is the i-th die of the dice in face order, a face's dice in position order,
+    so the first dice of a face in the roll are its lowest positions in the dice."""
+    return tuple((sum(1 << i for i in canonical_hold(roll, keep)), KEEP_INDEX[keep])
+                 for keep in _sub_multisets(roll) if len(keep) < DICE)
+
+
+@lru_cache(maxsize=None)  # one per order of five dice: 120
+def _index_masks_to_positions(order: tuple[int, ...]) -> tuple[int, ...]:
+    """For dice whose positions in face order are `order`: each mask of roll indices as a mask of positions."""
+    return tuple(sum(1 << order[i] for i in range(len(order)) if mask >> i & 1) for mask in range(1 << len(order)))

@@ -1,0 +1,37 @@
+"""The bot's reply turn, made cheaper for the service (fairdice/bots/space.py and base.py), decides as SPEC §4.5
+says: for every one of the 7776 throws, the holds a bot weighs, their canonical positions, keeps and order
+are those of the verifier's own implementation (verifier/turn.py, written from the SPEC alone)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from fairdice.bots import base, space
+from fairdice.bots.base import Position
+from fairdice.rules import ruleset
+from verifier import turn as spec_turn
+
+
+def test_hold_candidates_of_every_throw_are_the_verifiers():
+    for dice in itertools.product(range(1, 7), repeat=5):
+        assert space.hold_candidates(dice) == spec_turn.hold_candidates(dice), dice
+
+
+def test_candidates_carry_the_values_they_are_given():
+    """Each hold's value is keep_values[its keep], each box's its gain for the roll, none of an illegal box."""
+    rules = ruleset("classic13")
+    dice = (3, 1, 3, 6, 3)
+    position = Position(rules, {c: None for c in rules.category_ids}, dice, 1)
+    keep_values = np.arange(len(space.KEEPS), dtype=float) / 7.0
+    holds = base.hold_candidates(position, keep_values)
+    assert [(c.decision.action, c.decision.hold) for c in holds] == [("roll", p) for p, _ in
+                                                                     spec_turn.hold_candidates(dice)]
+    assert [c.value for c in holds] == [keep_values[k] for _, k in spec_turn.hold_candidates(dice)]
+    gains, ids = space.gain_matrix(rules, position.boxes)
+    row = gains[space.ROLL_INDEX[tuple(sorted(dice))]].copy()
+    row[0] = -np.inf  # an illegal box is left out
+    scores = base.score_candidates(position, row[np.newaxis].repeat(len(space.ROLLS), axis=0), ids)
+    assert [c.decision.category for c in scores] == list(ids[1:])
+    assert [c.value for c in scores] == [float(v) for v in row[1:]]
