@@ -145,6 +145,8 @@ EXTERNAL_COMMANDS = {
     "serve": ("api.serve", "run the HTTP API and the game page"),
     "play": ("fairdice.edges.play", "play a game against a bot in the terminal, through the API"),
     "tables": ("fairdice.edges.tables_cli", "build or check the optimal bot's tables"),
+    "keys": ("api.keys_cli", "list the server's signing keys, or rotate to a new one"),
+    "admin": ("api.admin", "report the size of the server's store, or prune what has expired"),
 }
 
 

@@ -1,0 +1,357 @@
+"""`fairdice serve`'s gunicorn worker: gthread, except that the event loop reads each request whole.
+
+A slow or silent client then holds a socket and a bounded buffer, never a thread: a thread gets a request
+only once it has fully arrived (`Framing` says when, from Content-Length or chunked framing; gunicorn's own
+parser then parses it from memory).  A request must arrive within the settings' `read_timeout` seconds, or
+it is answered 408 and closed; headers over HEAD_LIMIT get 431; a connection's unread input is drained at
+most LINGER_SECONDS when it closes.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import re
+import selectors
+import socket
+import time
+from functools import partial
+from http import HTTPStatus
+
+from gunicorn import util as gunicorn_util
+from gunicorn.http import get_parser
+from gunicorn.workers.gthread import TConn, ThreadWorker
+
+from .config import settings
+
+HEAD_LIMIT = 64 * 1024  # bytes of request line and headers a client may send (more: 431)
+RECV_BYTES = 64 * 1024  # bytes taken from a socket per read
+LINGER_SECONDS = 2.0  # a closed connection's unread input is drained this long at most (RFC 9112 section 9.6)
+STOP_GRACE = 2.0  # seconds a stopping worker still waits for requests that are arriving
+WORKER_CONNECTIONS = 1000  # open connections per worker, waiting or served; then the worker stops accepting
+
+
+class HeadTooLarge(Exception):
+    """The request line and headers go on past HEAD_LIMIT bytes."""
+
+
+_HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
+_FRAMING_FIELD = re.compile(rb"\r\n(content-length|transfer-encoding|expect):([^\r\n]*)", re.IGNORECASE)
+
+
+class Framing:
+    """Where the request at the start of a buffer ends, judged from its framing alone (Content-Length,
+    Transfer-Encoding): gunicorn's parser reads the request afterwards, from memory, and refuses whatever
+    is malformed.  So `complete` only has to say when that parser has every byte it will read, or can
+    refuse the request without reading more.  A body larger than `body_limit` is read up to the limit (what
+    the app reads before it answers 413), and the connection is closed after the answer."""
+
+    def __init__(self, body_limit: int):
+        self.body_limit = body_limit
+        self.buffer_limit = HEAD_LIMIT + 4 * body_limit  # chunk framing included: more is no honest request
+        self.scanned = 0  # head bytes looked at so far
+        self.head_end: int | None = None
+        self.body_end: int | None = None  # Content-Length: where the body ends
+        self.chunk_at: int | None = None  # chunked: where the next chunk-size line starts
+        self.decoded = 0  # chunked: body bytes in the chunks before chunk_at
+        self.ready = False
+        self.too_large = False  # the body goes on past body_limit: close once answered
+        self.expects_continue = False
+        self.continue_sent = False
+
+    def complete(self, buf: bytearray) -> bool:
+        if not self.ready:
+            self.ready = self._head(buf) and self._body(buf)
+        if not self.ready and len(buf) > self.buffer_limit:
+            self.ready = self.too_large = True
+        return self.ready
+
+    def _head(self, buf: bytearray) -> bool:
+        if self.head_end is not None:
+            return True
+        end = buf.find(b"\r\n\r\n", max(self.scanned - 3, 0))
+        if end >= 0:
+            self.head_end = end + 4
+            self._framing(buf, end)
+            return True
+        if _bare_lf(buf, self.scanned):
+            return True  # the parser refuses it at once
+        if len(buf) > HEAD_LIMIT:
+            raise HeadTooLarge()
+        self.scanned = len(buf)
+        return False
+
+    def _framing(self, buf: bytearray, end: int) -> None:
+        fields: dict[bytes, list[bytes]] = {}
+        for match in _FRAMING_FIELD.finditer(buf, 0, end + 2):
+            fields.setdefault(match[1].lower(), []).append(match[2].strip(b" \t"))
+        lengths, codings = fields.get(b"content-length", []), fields.get(b"transfer-encoding", [])
+        self.expects_continue = any(v.lower() == b"100-continue" for v in fields.get(b"expect", []))
+        if codings:
+            if len(codings) == 1 and not lengths and codings[0].lower().endswith(b"chunked"):
+                self.chunk_at = self.head_end
+            else:
+                self.ready = True  # framing the parser refuses (400)
+        elif lengths:
+            if len(lengths) != 1 or not lengths[0].isdigit():
+                self.ready = True  # the parser refuses it (400)
+            elif int(lengths[0]) > self.body_limit:
+                self.ready = self.too_large = True  # the app refuses it (413) without reading it
+            else:
+                self.body_end = self.head_end + int(lengths[0])
+
+    def _body(self, buf: bytearray) -> bool:
+        if self.ready:
+            return True
+        if self.body_end is not None:
+            return len(buf) >= self.body_end
+        if self.chunk_at is not None:
+            return self._chunks(buf)
+        return True  # no body
+
+    def _chunks(self, buf: bytearray) -> bool:
+        while True:
+            line_end = buf.find(b"\r\n", self.chunk_at)
+            if line_end < 0:
+                return False
+            size_text = bytes(buf[self.chunk_at:line_end]).split(b";", 1)[0].strip(b" \t")
+            if not _HEX.fullmatch(size_text):
+                return True  # the parser refuses it
+            size, data_at = int(size_text, 16), line_end + 2
+            if size == 0:  # the last chunk, then trailer fields up to an empty line
+                return buf[data_at:data_at + 2] == b"\r\n" or buf.find(b"\r\n\r\n", data_at) >= 0
+            if self.decoded + min(size, len(buf) - data_at) > self.body_limit:
+                self.too_large = True
+                return True
+            if len(buf) < data_at + size + 2:
+                return False
+            self.decoded += size
+            self.chunk_at = data_at + size + 2
+
+
+def _bare_lf(buf: bytearray, start: int) -> bool:
+    """Whether a line of buf[start:] ends with LF alone (gunicorn's parser takes only CRLF)."""
+    at = buf.find(b"\n", start)
+    while at >= 0:
+        if at == 0 or buf[at - 1] != 0x0D:
+            return True
+        at = buf.find(b"\n", at + 1)
+    return False
+
+
+class RequestSource:
+    """What gunicorn's request parser reads instead of the socket: the bytes the event loop has received
+    for this connection, then end of input.  (gunicorn's unreader keeps what the parser does not use: the
+    start of a pipelined next request.)"""
+
+    def __init__(self):
+        self.pending = bytearray()
+
+    def recv(self, _size: int) -> bytes:
+        data = bytes(self.pending)
+        self.pending.clear()
+        return data
+
+
+def problem_bytes(status: int, code: str, detail: str) -> bytes:
+    """A whole HTTP/1.1 answer with a problem document (as api/problems.py writes them), then close."""
+    from .problems import TYPE_PREFIX
+
+    body = json.dumps({"type": TYPE_PREFIX + code, "title": code.replace("_", " ").capitalize(),
+                       "status": status, "detail": detail, "code": code}, separators=(",", ":")).encode()
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/problem+json\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    return head.encode("latin-1") + body
+
+
+class BufferedConn(TConn):
+    """A connection whose requests the event loop reads into `source` before a thread parses them."""
+
+    def __init__(self, worker: "BufferedThreadWorker", sock, client, server):
+        super().__init__(worker.cfg, sock, client, server)
+        self.worker = worker
+        self.source = RequestSource()
+        self.parser = get_parser(worker.cfg, self.source, client)  # (so TConn.init keeps it)
+        self.framing = Framing(worker.body_limit)
+        self.deadline = 0.0
+
+    def close(self, graceful=False):
+        if graceful:
+            self.worker.linger(self.sock)  # not gunicorn's: it would wait for the client in the event loop
+        else:
+            gunicorn_util.close(self.sock)
+
+
+class BufferedThreadWorker(ThreadWorker):
+    """gthread, but a thread is given a connection only once its next request has arrived whole.
+
+    gunicorn's gthread lets a thread read the request from the socket: a client that sends its headers and
+    one byte of body, or half a request line, holds that thread until it goes away, and a handful of them
+    stop the server.  Here the event loop (one thread, non-blocking sockets) receives each request into
+    memory until `Framing` says it is complete, within `read_timeout` seconds of the connection being
+    accepted or of its next request starting (else 408, and the connection is closed); then a thread
+    parses it from memory (gunicorn's own parser) and runs the app.  A waiting client costs a socket and a
+    bounded buffer; WORKER_CONNECTIONS bounds how many there are.  The thread writes the answer with
+    `read_timeout` as the socket's timeout (a client that stops reading its answer is dropped), and a
+    connection is closed without the event loop waiting for the client to close its end (gunicorn's
+    graceful close lingers up to 2 s in the event loop)."""
+
+    @classmethod
+    def check_config(cls, cfg, log):
+        super().check_config(cfg, log)
+        if cfg.is_ssl:
+            raise RuntimeError("BufferedThreadWorker serves plain HTTP/1.1: TLS belongs to a proxy in front")
+
+    def init_process(self):
+        from .app import MAX_BODY
+
+        conf = getattr(self.app, "fairdice_settings", None) or settings()
+        self.read_timeout = float(conf.read_timeout)
+        self.body_limit = MAX_BODY + 1  # what the app reads of a body before refusing it (413)
+        self.reading: dict[BufferedConn, None] = {}  # requests arriving, oldest (first deadline) first
+        self.lingering: dict[socket.socket, float] = {}  # closed sockets still draining -> when to give up
+        self.stop_reading_at: float | None = None  # once stopping: when arriving requests are given up
+        super().init_process()  # (runs the worker to its end)
+
+    def accept(self, listener):
+        try:
+            sock, client = listener.accept()
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.ECONNABORTED, errno.EWOULDBLOCK):
+                raise
+            return
+        self.nr_conns += 1
+        self.enqueue_req(BufferedConn(self, sock, client, listener.getsockname()))
+
+    def enqueue_req(self, conn: BufferedConn):
+        """Read the connection's next request (what was received already first) and serve it once whole.
+        gunicorn calls this for a new connection, for a kept-alive one that became readable, and for one
+        with the start of a pipelined request left over."""
+        conn.sock.setblocking(False)
+        conn.source.pending[:0] = conn.parser.unreader.take_buffered()
+        conn.framing = Framing(self.body_limit)
+        conn.deadline = time.monotonic() + self.read_timeout
+        if self._receive(conn):
+            self.reading[conn] = None
+            self.poller.register(conn.sock, selectors.EVENT_READ, partial(self._receive, conn))
+
+    def _receive(self, conn: BufferedConn, _sock=None) -> bool:
+        """Take what the client sent, then serve, refuse or drop; True while the request is still arriving."""
+        try:
+            data = conn.sock.recv(RECV_BYTES)
+        except (BlockingIOError, InterruptedError):
+            data = None
+        except OSError:
+            data = b""
+        if data:
+            conn.source.pending += data
+        try:
+            complete = conn.framing.complete(conn.source.pending)
+        except HeadTooLarge:
+            self._refuse(conn, 431, "request_header_fields_too_large",
+                         f"the request line and headers are longer than {HEAD_LIMIT} bytes")
+            return False
+        if complete:
+            self._stop_reading(conn)
+            conn.data_ready = True  # (so gthread does not wait for data in the thread)
+            ThreadWorker.enqueue_req(self, conn)
+            return False
+        if data == b"":  # the client went away before its request was whole
+            self._drop(conn)
+            return False
+        framing = conn.framing
+        if framing.expects_continue and not framing.continue_sent and framing.head_end is not None:
+            framing.continue_sent = True
+            self._send_now(conn.sock, b"HTTP/1.1 100 Continue\r\n\r\n")
+        return True
+
+    def _stop_reading(self, conn: BufferedConn):
+        if conn in self.reading:
+            del self.reading[conn]
+            self.poller.unregister(conn.sock)
+
+    def _drop(self, conn: BufferedConn):
+        self._stop_reading(conn)
+        self.nr_conns -= 1
+        conn.close()
+
+    def _refuse(self, conn: BufferedConn, status: int, code: str, detail: str):
+        self._stop_reading(conn)
+        self.nr_conns -= 1
+        self._send_now(conn.sock, problem_bytes(status, code, detail))
+        self.linger(conn.sock)
+
+    @staticmethod
+    def _send_now(sock, data: bytes) -> None:
+        """Write without waiting (so small an answer fits in the socket's buffer; else it is lost)."""
+        try:
+            sock.send(data)
+        except OSError:
+            pass
+
+    def murder_pending(self):
+        """(Every turn of the event loop.) Also end the requests that took too long, and lingering closes."""
+        super().murder_pending()
+        now = time.monotonic()
+        if not self.alive and self.stop_reading_at is None:
+            self.stop_reading_at = now + STOP_GRACE  # slow clients must not hold up a restart
+        stopped = self.stop_reading_at is not None and now >= self.stop_reading_at
+        while self.reading:
+            conn = next(iter(self.reading))
+            if conn.deadline > now and not stopped:
+                break
+            if conn.source.pending:
+                self._refuse(conn, 408, "request_timeout",
+                             f"the request did not arrive whole within {self.read_timeout:g} s")
+            else:
+                self._drop(conn)  # not a word from the client: nothing to answer
+        while self.lingering:
+            sock, until = next(iter(self.lingering.items()))
+            if until > now:
+                break
+            self._end_linger(sock)
+
+    def linger(self, sock: socket.socket):
+        """Close a connection once its answer has left: send FIN now, then discard what the client still
+        sends until it closes too, for LINGER_SECONDS at most (closing with unread input would reset the
+        connection, which can destroy the answer in flight), all without waiting in the event loop."""
+        try:
+            sock.shutdown(socket.SHUT_WR)
+            sock.setblocking(False)
+            self.poller.register(sock, selectors.EVENT_READ, self._drain)
+        except (OSError, ValueError, KeyError):
+            gunicorn_util.close(sock)
+            return
+        self.lingering[sock] = time.monotonic() + LINGER_SECONDS
+
+    def _drain(self, sock: socket.socket):
+        try:
+            if sock.recv(RECV_BYTES):
+                return
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            pass
+        self._end_linger(sock)
+
+    def _end_linger(self, sock: socket.socket):
+        del self.lingering[sock]
+        try:
+            self.poller.unregister(sock)
+        except (KeyError, ValueError, OSError):
+            pass
+        gunicorn_util.close(sock)
+
+    def handle_request(self, req, conn: BufferedConn):
+        """(In a thread.) Serve one request that the event loop has read."""
+        if conn.framing.too_large:
+            req.force_close()  # the rest of its body was never read
+        if conn.framing.continue_sent:
+            req._expected_100_continue = False  # the event loop has sent "100 Continue" already
+        conn.sock.settimeout(self.read_timeout)
+        try:
+            return super().handle_request(req, conn)
+        except TimeoutError:
+            self.log.warning("dropped a connection from %s: it did not read its answer for %g s",
+                             conn.client[0] if conn.client else "?", self.read_timeout)
+            return False
