@@ -3,12 +3,19 @@
     python bench/bench_optimal.py                 # decisions, loads, builds (about a minute)
     python bench/bench_optimal.py --no-build      # decisions and loads only
     python bench/bench_optimal.py --moments       # builds with the second moments too
+    python bench/bench_optimal.py --no-build --repeats 31   # steadier decision figures
 
 The machine may be shared and busy, so times are CPU time (user + system, this process and its children),
 not wall time, and each is also given as a ratio to a baseline taken in the same run:
-- decisions: `policy.decide` on the same positions (real games of the ev bot), optimal next to ev; a turn
-  asks the optimal table once per card state (the first decision of a turn), so "first of a turn" is also
-  shown with the state's turn values dropped beforehand;
+- decisions: `policy.decide` on the same positions (every decision of real games of the ev bot, in game
+  order), optimal next to ev.  Each figure is the CPU time of a tight loop over all the positions divided
+  by their number, the median of `--repeats` loops:
+    played    each bot's per-card values dropped before the loop, so a turn's first decision solves the
+              card's turn (optimal: the state's turn values; ev: its gain table and keep values) and the
+              turn's later decisions reuse them, as in a game;
+    warm      nothing dropped: every turn already solved, the decision alone;
+    1st/turn  the per-card values dropped before every decision (counted in the loop): every decision is
+              the first of its turn.
 - builds: `compute_table` from nothing (the cache untouched), next to a fixed numpy workload measured just
   before (so a ratio that moves means the build changed, not the machine), with the minor page faults.
 """
@@ -21,12 +28,13 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
 import numpy as np  # noqa: E402
 
-from fairdice.bots import BOTS, position_of  # noqa: E402
+from fairdice.bots import BOTS, policies, position_of, space  # noqa: E402
 from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.rules import RULESETS  # noqa: E402
@@ -59,16 +67,39 @@ def positions(rules_id: str, games: int) -> list:
     return out
 
 
-def decision_times(policy, sample, before=None) -> list[float]:
-    """CPU seconds of each decision; `before()` runs untimed before each one."""
-    times = []
+def forget_card_values(table) -> Callable[[], None]:
+    """What drops both bots' values kept per card: the optimal table's turns, ev's gain tables and keep values."""
+    def forget() -> None:
+        table.forget_turns()
+        space._gain_matrix.cache_clear()
+        policies._keep_values.cache_clear()
+    return forget
+
+
+def loop_time(policy, sample, before: Callable[[], None] = lambda: None) -> float:
+    """CPU seconds per decision of one tight loop over the sample; `before()` runs (timed) before each one."""
+    decide, tiebreak = policy.decide, first_of_tied
+    start = time.process_time_ns()
     for pos in sample:
-        if before:
-            before()
-        start = time.process_time()
-        policy.decide(pos, lambda n: 0)
-        times.append(time.process_time() - start)
-    return times
+        before()
+        decide(pos, tiebreak)
+    return (time.process_time_ns() - start) / 1e9 / len(sample)
+
+
+def first_of_tied(choices: int) -> int:
+    return 0
+
+
+def decision_figures(policy, sample, forget, repeats: int) -> dict[str, float]:
+    """Median over `repeats` of loop_time: as played, warm, and every decision the first of its turn."""
+    played, warm, first = [], [], []
+    for _ in range(repeats):
+        forget()
+        played.append(loop_time(policy, sample))
+        warm.append(loop_time(policy, sample))
+        first.append(loop_time(policy, sample, before=forget))
+    return {"played": statistics.median(played), "warm": statistics.median(warm),
+            "first": statistics.median(first)}
 
 
 def baseline_workload() -> float:
@@ -97,6 +128,7 @@ def main(argv=None) -> None:
     ap.add_argument("--no-build", action="store_true", help="skip the table builds")
     ap.add_argument("--moments", action="store_true", help="builds compute the second moments too")
     ap.add_argument("--workers", type=int, default=1, help="processes for the builds")
+    ap.add_argument("--repeats", type=int, default=15, help="loops over the positions per decision figure")
     args = ap.parse_args(argv)
     table_cache.install()
 
@@ -109,21 +141,20 @@ def main(argv=None) -> None:
         print(f"  {rid:10s} {cpu()[0] - start:7.3f}   built={info['built']}   start {info['start_value']:.4f}"
               f"  sd {info.get('start_sd', float('nan')):.4f}")
 
-    print("\ndecision CPU time (policy.decide on the same positions; medians, microseconds)")
-    print(f"  {'rules':10s} {'n':>5s} {'ev':>8s} {'optimal':>8s} {'opt/ev':>7s} {'1st/turn':>9s} {'/ev':>6s}"
-          f" {'opt p90':>8s}")
+    print(f"\ndecision CPU time (policy.decide, tight loops over the same positions; median of {args.repeats}"
+          " loops, microseconds per decision)")
+    print(f"  {'rules':10s} {'n':>5s} {'ev':>8s} {'optimal':>8s} {'opt/ev':>7s}   {'ev warm':>8s} {'opt warm':>8s}"
+          f" {'/ev':>6s}   {'ev 1st':>8s} {'opt 1st':>8s} {'/ev':>6s}")
     for rid in RULESETS:
         sample = positions(rid, args.games)
-        table = table_cache.load_table(rid)
-        for policy in (BOTS["ev"], BOTS["optimal"]):  # warm up
-            decision_times(policy, sample[:20])
-        ev = statistics.median(decision_times(BOTS["ev"], sample))
-        times = decision_times(BOTS["optimal"], sample)
-        opt = statistics.median(times)
-        first = statistics.median(decision_times(BOTS["optimal"], sample, before=table.forget_turns))
-        p90 = statistics.quantiles(times, n=10)[-1]
-        print(f"  {rid:10s} {len(sample):5d} {us(ev)} {us(opt)} {opt / ev:7.2f} {us(first)} {first / ev:6.2f}"
-              f" {us(p90)}")
+        forget = forget_card_values(table_cache.load_table(rid))
+        for policy in (BOTS["ev"], BOTS["optimal"]):  # warm up: imports, the per-dice caches
+            loop_time(policy, sample)
+        ev = decision_figures(BOTS["ev"], sample, forget, args.repeats)
+        opt = decision_figures(BOTS["optimal"], sample, forget, args.repeats)
+        print(f"  {rid:10s} {len(sample):5d} {us(ev['played'])} {us(opt['played'])} {opt['played'] / ev['played']:7.2f}"
+              f"   {us(ev['warm'])} {us(opt['warm'])} {opt['warm'] / ev['warm']:6.2f}"
+              f"   {us(ev['first'])} {us(opt['first'])} {opt['first'] / ev['first']:6.2f}")
 
     if args.no_build:
         return

@@ -21,14 +21,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairdice.bots import BOTS, play_bots, space
-from fairdice.bots.base import Position
+from fairdice.bots import BOTS, play_bots, position_of, space
+from fairdice.bots.base import TIE_TOLERANCE, Decision, Policy, Position
 from fairdice.bots.optimal import policy, programme, table_format
 from fairdice.edges import table_cache
 from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.hint import hint
-from fairdice.rules import RULESETS, RuleSet, options
+from fairdice.rules import RULESETS, UPPER_BONUS_THRESHOLD, RuleSet, options
 
 PUBLISHED = {  # start value (2 decimals) and standard deviation of the final score under optimal play
     "classic13": (254.59, 59.6),
@@ -206,6 +206,162 @@ def _check_turns_against_the_table(table, rng, n):
             continue
         one_left, two_left = table.turn(boxes)
         assert programme.first_roll_value(two_left) == table.values[table.state(boxes)], boxes
+
+
+def random_table(rules_id: str, seed: int = 0) -> policy.SolvedTable:
+    """A table of the rule set's shape holding random values (table units, well inside the exact range):
+    what a turn makes of its successors' values does not depend on their being the optimum, and random
+    values leave no two boxes or holds accidentally equal."""
+    shape = programme.StateSpace(RULESETS[rules_id]).shape
+    values = np.random.default_rng(seed).integers(0, 300 << programme.POINT_BITS, shape).astype(float)
+    return policy.SolvedTable(rules_id, values)
+
+
+def random_card(rules: RuleSet, rng: random.Random, filled: float = 0.5) -> dict:
+    """A card with about `filled` of its boxes filled, each with points it could hold."""
+    card = {}
+    for c in rules.categories:
+        if rng.random() < filled:
+            card[c.id] = c.rule.face * rng.randrange(6) if c.upper else rng.choice(
+                (0, c.rule.score(tuple(rng.randrange(6) for _ in range(7)))))
+    if len(card) == len(rules.categories):
+        del card[rng.choice(rules.category_ids)]
+    return card
+
+
+def best_box_by_the_rules(table: policy.SolvedTable, card: dict, roll: tuple[int, ...]) -> float:
+    """SPEC §4.6's value of a roll after the last roll of a turn, from rules.options: the best legal box's
+    immediate gain (points, Yahtzee bonus, the upper bonus it reaches) plus the value of the card after it."""
+    rules, values = table.rules, table.values
+    mask, upper, flag = policy.state_of(rules, card)
+    best = -np.inf
+    for cid, opt in options(rules, card, roll).items():
+        c = rules.category_ids.index(cid)
+        gain, upper_after, flag_after = opt.points + opt.yahtzee_bonus, upper, flag
+        if rules.categories[c].upper:
+            upper_after = min(UPPER_BONUS_THRESHOLD, upper + opt.points)
+            gain += rules.upper_bonus if upper < UPPER_BONUS_THRESHOLD <= upper_after else 0
+        if cid == rules.five_alike and rules.forced_joker:
+            flag_after = int(opt.points > 0)
+        best = max(best, gain * programme.POINT + values[mask | 1 << c, upper_after, flag_after])
+    return best
+
+
+@pytest.mark.parametrize("rules_id", sorted(RULESETS))
+def test_last_roll_values_are_the_best_legal_box(rules_id):
+    """The policy's one-state turn (successor rows, score table, its own reading of the forced joker)
+    against rules.options roll by roll, on random cards of a random table: bit for bit."""
+    table, rng = random_table(rules_id), random.Random(5)
+    for _ in range(25):
+        card = random_card(table.rules, rng)
+        expected = [best_box_by_the_rules(table, card, roll) for roll in space.ROLLS]
+        assert table.last_roll_values(card).tolist() == expected, card
+
+
+def test_the_forced_joker_on_every_card():
+    """Five alike under the forced joker on every set of filled boxes (the Yahtzee box filled, with 50 and
+    with 0), against rules.options: own upper box, else the lower boxes as jokers, else the upper boxes at 0."""
+    table, rng = random_table("classic13", seed=1), random.Random(6)
+    rules, states = table.rules, table.states
+    five_alike = [space.ROLL_INDEX[(f,) * 5] for f in range(1, 7)]
+    checked = 0
+    for mask in range(1 << states.boxes):
+        if not mask >> states.five_alike_box & 1 or mask == (1 << states.boxes) - 1:
+            continue
+        for yahtzee in (0, 50):
+            card = {c: (yahtzee if c == rules.five_alike else 0) for i, c in enumerate(rules.category_ids)
+                    if mask >> i & 1}
+            upper_box = [c for c in card if rules.category(c).upper]
+            if upper_box:  # some upper total the filled upper boxes can hold, near the threshold or not
+                box = rng.choice(upper_box)
+                card[box] = rules.category(box).rule.face * rng.randrange(6)
+            state = policy.state_of(rules, card)
+            successors = programme.successor_values(states, table.values.reshape(-1), state)
+            got = programme.forced_joker_values(states, successors, state)
+            assert got == [best_box_by_the_rules(table, card, space.ROLLS[r]) for r in five_alike], card
+            checked += 1
+    assert checked == 2 * (1 << (states.boxes - 1)) - 2
+
+
+def test_a_keep_divided_once_is_divided_twice():
+    """The policy divides a keep's 7776 x value by 7776 * 2^29 at once: the same double as dividing by 7776
+    and then by 2^29 (a power of two), for integers over the whole exact range."""
+    rng = np.random.default_rng(3)
+    keeps = np.concatenate([rng.integers(0, 1 << 53, 100_000), rng.integers(0, 1 << 40, 100_000)]).astype(float)
+    assert np.array_equal(keeps / policy.KEEP_POINT, keeps / programme.OUTCOMES / programme.POINT)
+
+
+@pytest.mark.parametrize("rules_id", sorted(RULESETS))
+def test_decide_is_the_policy_rule_on_the_candidates(rules_id, monkeypatch):
+    """Optimal.decide (which makes no Candidate) against Policy.decide on Optimal.candidates, with tie-breaks
+    that pick the first, the last and a middle one of the tied, and ask exactly once, as often."""
+    table, rng = random_table(rules_id, seed=2), random.Random(7)
+    monkeypatch.setattr(policy, "_source", lambda rules_id: table)
+    bot = BOTS["optimal"]
+    rules = table.rules
+    for _ in range(150):
+        card = random_card(rules, rng)
+        roll = rng.randrange(4)
+        dice = () if roll == 0 else tuple(rng.randrange(1, 7) for _ in range(5))
+        if rng.random() < 0.1 and roll:
+            dice = (dice[0],) * 5
+        position = Position(rules, card, dice, roll)
+        candidates = bot.candidates(position)
+        for pick in (lambda n: 0, lambda n: n - 1, lambda n: n // 2):
+            asked_fast, asked_rule = [], []
+            fast = bot.decide(position, lambda n: asked_fast.append(n) or pick(n))
+            by_rule = Policy.decide(_Fixed(candidates), position, lambda n: asked_rule.append(n) or pick(n))
+            assert fast == by_rule and asked_fast == asked_rule, (card, dice, roll)
+
+
+def test_decide_breaks_real_ties_as_the_policy_rule(optimal_table):
+    """The same on the real yacht table, whose positions do tie (equal holds, equal boxes)."""
+    table = optimal_table("yacht")
+    bot, ties = BOTS["optimal"], 0
+    for seed in range(3):
+        game = Game(Setup.build("t", "yacht", [{"type": "bot", "bot": "optimal"}]),
+                    server_seed=(seed + 40).to_bytes(32, "big"))
+        game.supply_client_seed(None, f"ties {seed}")
+        while game.status == "playing":
+            if game.rolls_made == 0:
+                game.roll(0)
+                continue
+            position = position_of(game)
+            candidates = bot.candidates(position)
+            best = max(c.value for c in candidates)
+            ties += sum(c.value >= best - TIE_TOLERANCE for c in candidates) > 1
+            for pick in (lambda n: 0, lambda n: n - 1):
+                assert bot.decide(position, pick) == Policy.decide(_Fixed(candidates), position, pick)
+            d = bot.decide(position, game.tiebreak)
+            game.roll(0, d.hold) if d.action == "roll" else game.score(0, d.category)
+    assert ties > 0 and table.rules.id == "yacht"
+
+
+def test_decide_counts_near_ties_as_ties(monkeypatch):
+    """Candidates within TIE_TOLERANCE of the best are tied (base.py), and only those: a table whose
+    candidates differ by less and by more than the tolerance."""
+    values = [1.0, 1.0 - TIE_TOLERANCE / 2, 1.0 - 2 * TIE_TOLERANCE, 1.0, 1.0 - TIE_TOLERANCE]
+    decisions = tuple(Decision("score", category=c) for c in ("a", "b", "c", "d", "e"))
+
+    class Table:
+        def choices(self, boxes, dice, rolls_left):
+            return decisions, list(values)
+
+    monkeypatch.setattr(policy, "_source", lambda rules_id: Table())
+    position = Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 3)
+    asked = []
+    picked = [BOTS["optimal"].decide(position, lambda n, i=i: asked.append(n) or i).category for i in range(4)]
+    assert asked == [4] * 4 and picked == ["a", "b", "d", "e"]
+
+
+class _Fixed(Policy):
+    """A policy whose candidates are given: Policy.decide's own rule applied to them."""
+
+    def __init__(self, candidates):
+        self._candidates = candidates
+
+    def candidates(self, position):
+        return self._candidates
 
 
 @pytest.mark.slow  # the classic13 table

@@ -12,38 +12,82 @@ FairdiceError("unsupported_rules") (`fairdice.hint` falls back to `ev`).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 import numpy as np
 
 from ...errors import FairdiceError
 from ...rules import DICE, UPPER_BONUS_THRESHOLD, RuleSet, options, ruleset
 from .. import space
-from ..base import Candidate, Decision, Policy, Position
+from ..base import TIE_TOLERANCE, Candidate, Decision, Policy, Position
 from . import programme
 from .programme import OUTCOMES, POINT, StateSpace
 from .table_format import manifest
 
-TURN_CACHE = 4096  # states whose turn values a table keeps (a turn asks up to three times)
+TURN_CACHE = 4096  # states whose turns a table keeps (a turn asks up to three times)
+KEEP_POINT = OUTCOMES * POINT  # x / KEEP_POINT == x / OUTCOMES / POINT bit for bit (POINT is a power of two)
+
+
+@lru_cache(maxsize=64)
+def _card_layout(rules: RuleSet) -> tuple[tuple[tuple[str, int, int], ...], str | None]:
+    """Each box as (id, bit in the mask, face if upper else 0), and the box whose points set the flag."""
+    layout = tuple((cat.id, 1 << c, cat.rule.face if cat.upper else 0) for c, cat in enumerate(rules.categories))
+    flagged = rules.five_alike if rules.forced_joker and rules.five_alike in rules.category_ids else None
+    return layout, flagged
 
 
 def state_of(rules: RuleSet, boxes: Mapping[str, int | None], threshold: int = UPPER_BONUS_THRESHOLD
              ) -> tuple[int, int, int]:
     """(mask of filled boxes, upper total capped at the threshold, Yahtzee-50 flag) of a card."""
+    layout, flagged = _card_layout(rules)
     mask, upper = 0, 0
-    for c, cat in enumerate(rules.categories):
-        value = boxes.get(cat.id)
+    for cid, bit, face in layout:
+        value = boxes.get(cid)
         if value is None:
             continue
-        mask |= 1 << c
-        if cat.upper:
+        mask |= bit
+        if face:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0 \
-                    or value % cat.rule.face or value > DICE * cat.rule.face:
-                raise FairdiceError("invalid_card", f"{cat.id} cannot hold {value!r}")
+                    or value % face or value > DICE * face:
+                raise FairdiceError("invalid_card", f"{cid} cannot hold {value!r}")
             upper += value
-    flag = int(rules.forced_joker and rules.five_alike in rules.category_ids
-               and (boxes.get(rules.five_alike) or 0) > 0)
+    flag = int(flagged is not None and (boxes.get(flagged) or 0) > 0)
     return mask, min(threshold, upper), flag
+
+
+class _Turn:
+    """One state's turn, solved as far as decisions have asked: what scoring each box is worth after each
+    roll, then 7776 x each keep's value with one and with two rolls to come (all in table units)."""
+    __slots__ = ("open_boxes", "score_decisions", "scores", "last", "keeps")
+
+    def __init__(self, open_boxes: tuple[int, ...], score_decisions: tuple[Decision, ...], scores: np.ndarray,
+                 last: np.ndarray):
+        self.open_boxes = open_boxes  # in table order
+        self.score_decisions = score_decisions  # one per open box
+        self.scores = scores  # (boxes, 252 rolls), table units
+        self.last = last  # each roll's value after the last roll (252, table units)
+        self.keeps: list[np.ndarray | None] = [None, None]  # one roll to come, two rolls to come: when asked
+
+    def score_points(self, roll: int) -> list[float]:
+        """The value in points of scoring each open box after this roll (space.ROLLS index)."""
+        row = (self.scores[:, roll] / POINT).tolist()
+        return [row[c] for c in self.open_boxes]
+
+    def keep_values(self, rolls_left: int) -> np.ndarray:
+        """7776 x each keep's value (462, space order, table units) with `rolls_left` (1 or 2) rolls to come.
+        (Each is set once, whole: two threads asking at once at worst both compute the same values.)"""
+        one, two = self.keeps
+        if one is None:
+            one = self.keeps[0] = programme.keep_means(self.last)
+        if rolls_left == 1:
+            return one
+        if two is None:
+            two = self.keeps[1] = programme.keep_means(programme.earlier_roll_values(one))
+        return two
+
+    def hold_points(self, keeps: np.ndarray, rolls_left: int) -> list[float]:
+        """The value in points of these keeps (space.KEEPS indices) with `rolls_left` rolls to come."""
+        return (self.keep_values(rolls_left).take(keeps) / KEEP_POINT).tolist()
 
 
 class SolvedTable:
@@ -51,9 +95,9 @@ class SolvedTable:
 
     def __init__(self, rules, values: np.ndarray, threshold: int = UPPER_BONUS_THRESHOLD):
         self.states = rules if isinstance(rules, StateSpace) else StateSpace(ruleset(rules), threshold)
-        self.values = np.asarray(values, dtype=float)
-        self._turns: dict[tuple[int, int, int], tuple[np.ndarray, np.ndarray]] = {}
-        self._points_of_turns: dict[tuple[int, int, int], tuple[list[float], list[float]]] = {}
+        self.values = np.ascontiguousarray(values, dtype=float)
+        self._flat_values = self.values.reshape(-1)
+        self._turns: dict[tuple[int, int, int], _Turn] = {}
 
     @property
     def rules(self) -> RuleSet:
@@ -75,90 +119,67 @@ class SolvedTable:
 
     def turn(self, boxes) -> tuple[np.ndarray, np.ndarray]:
         """7776 x each hold's value (table units) with one and with two rolls to come; kept per state."""
-        return self._turn(self.state(boxes), boxes)
+        turn = self._turn(self.state(boxes))
+        return turn.keep_values(1), turn.keep_values(2)
 
-    def _turn(self, state, boxes):
+    def _turn(self, state) -> _Turn:
         turn = self._turns.get(state)
         if turn is None:
             if len(self._turns) >= TURN_CACHE:
                 self.forget_turns()
-            turn = self._turns[state] = programme.state_turn(self.states, self.values, state,
-                                                             self._joker_options(boxes, state))
+            turn = self._turns[state] = self._solve_turn(state)
         return turn
 
+    def _solve_turn(self, state) -> _Turn:
+        successors = programme.successor_values(self.states, self._flat_values, state)
+        scores = programme.score_table(self.states, successors)
+        last = programme.last_roll_values(self.states, self.values, state, scores, successors)
+        return _Turn(*_open_boxes(self.rules, state[0]), scores, last)
+
     def forget_turns(self) -> None:
-        """Drop the turn values kept per state (they are recomputed when next asked)."""
+        """Drop the turns kept per state (they are solved again when next asked)."""
         self._turns.clear()
-        self._points_of_turns.clear()
-
-    def _hold_points(self, state, boxes) -> tuple[list[float], list[float]]:
-        """hold_values of a state with one and with two rolls to come, as Python floats."""
-        points = self._points_of_turns.get(state)
-        if points is None:
-            points = self._points_of_turns[state] = tuple(
-                (keep / OUTCOMES / POINT).tolist() for keep in self._turn(state, boxes))
-        return points
-
-    @cached_property
-    def _points(self) -> list[list[int]]:
-        """Plain points per roll (space order) and box, as Python ints."""
-        return self.states.scores.astype(int).tolist()
 
     def last_roll_values(self, boxes) -> np.ndarray:
         """Each roll's value (252, space order, table units) after the last roll of a turn on this card."""
+        return self._turn(self.state(boxes)).last.copy()
+
+    def choices(self, boxes, dice, rolls_left: int) -> tuple[tuple[Decision, ...], list[float]]:
+        """Every candidate decision after a roll and its value in points, in the canonical order of
+        base.hold_candidates and score_candidates: the distinct holds that reroll something (none when
+        `rolls_left` is 0), valued as `hold_values`, then the legal boxes, valued as `score_values`."""
         state = self.state(boxes)
-        return programme.last_roll_values(self.states, self.values, state, self._joker_options(boxes, state))
-
-    def _joker_options(self, boxes, state):
-        """For `programme.last_roll_values`: the legal boxes for five alike under the forced joker, read off
-        the rules' own `options`, as (gain, upper total after, flag after)."""
-        rules, threshold = self.rules, self.states.threshold
-        _, upper, flag = state
-
-        def of_face(face: int) -> dict[int, tuple[int, int, int]]:
-            out = {}
-            for cid, opt in options(rules, boxes, (face,) * DICE).items():
-                c = rules.category_ids.index(cid)
-                gain, after = opt.points + opt.yahtzee_bonus, upper
-                if rules.categories[c].upper:
-                    after = min(threshold, upper + opt.points)
-                    gain += rules.upper_bonus if upper < threshold <= after else 0
-                out[c] = (gain, after, flag)
-            return out
-        return of_face
-
-    def score_values(self, boxes, dice, state=None) -> list[tuple[str, float]]:
-        """(box, value in points: gain now plus the expected rest) for each legal box, in table order.
-
-        The legal boxes and their points are `rules.options`'; except under the forced joker they are
-        every open box with its plain points, read from the programme's score table (quicker)."""
-        st, rs = self.states, self.rules
-        mask, upper, flag = self.state(boxes) if state is None else state
-        if st.tracks_five_alike and mask >> st.five_alike_box & 1 and len(set(dice)) == 1:
-            legal = [(rs.category_ids.index(cid), opt.points + opt.yahtzee_bonus, opt.points)
-                     for cid, opt in options(rs, boxes, dice).items()]
+        turn = self._turn(state)
+        roll = tuple(sorted(dice))
+        if roll[0] == roll[-1] and programme.joker_applies(self.states, state[0]):
+            scored = self._joker_score_values(boxes, roll, state)
+            decisions, values = tuple(_score_decision(cid) for cid, _ in scored), [value for _, value in scored]
         else:
-            row = self._points[space.ROLL_INDEX[tuple(sorted(dice))]]
-            legal = [(c, row[c], row[c]) for c in range(st.boxes) if not mask >> c & 1]
+            decisions, values = turn.score_decisions, turn.score_points(space.ROLL_INDEX[roll])
+        if rolls_left == 0:
+            return decisions, values
+        holds, keeps = _roll_decisions(dice)
+        return holds + decisions, turn.hold_points(keeps, rolls_left) + values
+
+    def score_values(self, boxes, dice) -> list[tuple[str, float]]:
+        """(box, value in points: gain now plus the expected rest) for each legal box, in table order."""
+        decisions, values = self.choices(boxes, dice, 0)
+        return [(d.category, value) for d, value in zip(decisions, values)]
+
+    def _joker_score_values(self, boxes, dice, state) -> list[tuple[str, float]]:
+        """score_values for five alike under the forced joker: the legal boxes and their points are
+        `rules.options`'."""
+        st, rs = self.states, self.rules
+        mask, upper, flag = state
         out = []
-        for c, gain, points in legal:
-            upper_after, flag_after = upper, flag
+        for cid, opt in options(rs, boxes, dice).items():
+            c, gain, upper_after = rs.category_ids.index(cid), opt.points + opt.yahtzee_bonus, upper
             if st.faces[c]:
-                upper_after = min(st.threshold, upper + points)
+                upper_after = min(st.threshold, upper + opt.points)
                 if upper < st.threshold <= upper_after:
                     gain += rs.upper_bonus
-            elif c == st.five_alike_box and st.tracks_five_alike:
-                flag_after = int(points > 0)
-            out.append((rs.category_ids[c], (gain * POINT + self.values.item(mask | 1 << c, upper_after, flag_after))
-                        / POINT))
+            out.append((cid, (gain * POINT + self.values.item(mask | 1 << c, upper_after, flag)) / POINT))
         return out
-
-    def hold_candidates(self, boxes, dice, state, rolls_left: int) -> list[Candidate]:
-        """One candidate per distinct hold that rerolls something, in the canonical order of
-        base.hold_candidates, valued as `hold_values`."""
-        values = self._hold_points(state, boxes)[rolls_left - 1]
-        decisions, keeps = _roll_decisions(dice)
-        return list(map(Candidate, decisions, [values[k] for k in keeps]))
 
 
 TableSource = Callable[[str], SolvedTable]
@@ -196,15 +217,30 @@ class Optimal(Policy):
         return table_for(position.rules.id)
 
     def candidates(self, position: Position) -> list[Candidate]:
+        return list(map(Candidate, *self._choices(position)))
+
+    def decide(self, position: Position, tiebreak: Callable[[int], int]) -> Decision:
+        """Policy.decide on the same candidates, without making a Candidate of each."""
+        decisions, values = self._choices(position)
+        floor = max(values) - TIE_TOLERANCE
+        tied = [i for i, value in enumerate(values) if value >= floor]
+        return decisions[tied[tiebreak(len(tied))]]
+
+    def _choices(self, position: Position) -> tuple[tuple[Decision, ...], list[float]]:
         table = self.table(position)
         if position.roll == 0:  # before the first roll the only move is to throw all five
-            return [Candidate(Decision("roll", hold=()), table.value(position.boxes))]
-        state = table.state(position.boxes)
-        scores = [Candidate(_score_decision(cid), value)
-                  for cid, value in table.score_values(position.boxes, position.dice, state)]
-        if position.rolls_left == 0:
-            return scores
-        return table.hold_candidates(position.boxes, position.dice, state, position.rolls_left) + scores
+            return (_THROW_ALL,), [table.value(position.boxes)]
+        return table.choices(position.boxes, position.dice, position.rolls_left)
+
+
+_THROW_ALL = Decision("roll", hold=())
+
+
+@lru_cache(maxsize=4096)
+def _open_boxes(rules: RuleSet, mask: int) -> tuple[tuple[int, ...], tuple[Decision, ...]]:
+    """The open boxes of a card (table order), and the decision to score each."""
+    open_boxes = tuple(c for c in range(len(rules.categories)) if not mask >> c & 1)
+    return open_boxes, tuple(_score_decision(rules.category_ids[c]) for c in open_boxes)
 
 
 @lru_cache(maxsize=None)
@@ -213,7 +249,8 @@ def _score_decision(category: str) -> Decision:
 
 
 @lru_cache(maxsize=8192)
-def _roll_decisions(dice: tuple[int, ...]) -> tuple[tuple[Decision, ...], tuple[int, ...]]:
+def _roll_decisions(dice: tuple[int, ...]) -> tuple[tuple[Decision, ...], np.ndarray]:
     """The roll decisions of base.hold_candidates for these dice, and the keep each one keeps."""
     holds = space.hold_candidates(tuple(dice))
-    return tuple(Decision("roll", hold=positions) for positions, _ in holds), tuple(k for _, k in holds)
+    return (tuple(Decision("roll", hold=positions) for positions, _ in holds),
+            np.array([k for _, k in holds], dtype=np.intp))

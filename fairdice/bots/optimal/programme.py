@@ -35,7 +35,6 @@ but name: one of them is solved and the others copy it.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from math import factorial, prod
@@ -208,6 +207,11 @@ class StateSpace:
         if self.tracks_five_alike:
             flags[self.five_alike_box] = points[self.five_alike_box] > 0
         return points, added, flags
+
+    @cached_property
+    def successors(self) -> "Successors":
+        """How scoring each box moves a card, for solving one state at a time (`score_table`)."""
+        return Successors.of(self)
 
     def flat_index(self, masks, uppers, flags):
         """Positions of states in the flattened table."""
@@ -572,6 +576,10 @@ def solve(states: StateSpace, moments: bool = False, *, width: int = BATCH) -> t
 
 
 # --- one state, for a decision ------------------------------------------------------------------------
+#
+# A decision solves the turn of one state: the kernel's arithmetic, in space order, on a single state.
+# At that size numpy's cost is per call, not per element, so each step is a few calls on index arrays
+# precomputed once (the whole turn is about twenty calls).
 
 def _completion_weights():
     """Sparse (keep, roll) weights in space order, 6^s x the ways keep k (s dice) completes to roll r, so
@@ -594,50 +602,142 @@ def _completion_weights():
 _COMPLETION_ROLLS, _COMPLETION_WEIGHTS, _COMPLETION_STARTS = _completion_weights()
 
 
+def _sub_keep_lists():
+    """Each roll's distinct sub-keeps (space order), one roll after another: (keeps, row starts)."""
+    keeps, starts = [], []
+    for subs in space.SUBKEEPS.tolist():
+        starts.append(len(keeps))
+        keeps += sorted(set(subs))
+    return np.array(keeps, dtype=np.intp), np.array(starts, dtype=np.intp)
+
+
+_SUB_KEEPS, _SUB_KEEP_STARTS = _sub_keep_lists()
+
+
 def keep_means(roll_values: np.ndarray) -> np.ndarray:
     """Roll values (252, space order) -> 7776 x each keep's mean over its completions (462), exactly."""
-    return np.add.reduceat(roll_values.take(_COMPLETION_ROLLS) * _COMPLETION_WEIGHTS, _COMPLETION_STARTS)
-
-
-_SUB_KEEPS = np.ascontiguousarray(space.SUBKEEPS.T)  # (32, 252): the sub-keeps of each roll
+    terms = roll_values.take(_COMPLETION_ROLLS)
+    np.multiply(terms, _COMPLETION_WEIGHTS, out=terms)
+    return np.add.reduceat(terms, _COMPLETION_STARTS)
 
 
 def earlier_roll_values(keep_values: np.ndarray) -> np.ndarray:
     """7776 x keep means (462) -> the rolls' values one roll earlier (252, table units): the best sub-keep."""
-    return np.rint(keep_values.take(_SUB_KEEPS).max(axis=0) / OUTCOMES)
+    best = np.maximum.reduceat(keep_values.take(_SUB_KEEPS), _SUB_KEEP_STARTS)
+    np.divide(best, OUTCOMES, out=best)
+    return np.rint(best, out=best)
 
 
-JokerOptions = Callable[[int], dict[int, tuple[int, int, int]]]
+@dataclass(frozen=True)
+class Successors:
+    """How scoring a box moves a card, in space order, for solving one state at a time.
+
+    A *successor row* is one way a box moves the card (the kernel's next-state rows): an upper box
+    scoring k dice of its face, the tracked five-alike box scoring or not, any other box.  Where a row
+    leads from a state (mask m, upper total u, flag f) is `m * stride + offsets[u, f]` in the flattened
+    table, and `bonuses[u]` is the upper bonus it earns (table units).  For each box and roll, `row_of`
+    names the row it leads to and `points` holds its plain points (table units)."""
+    bits: np.ndarray  # per row: the box's bit in the mask
+    stride: int  # flat positions from one mask to the next
+    offsets: np.ndarray  # (upper totals, flags, rows)
+    bonuses: np.ndarray  # (upper totals, rows), table units
+    row_of: np.ndarray  # (boxes, 252 rolls)
+    points: np.ndarray  # (boxes, 252 rolls), table units
+    plain_row: tuple[int, ...]  # per box: its row when it scores nothing (upper total and flag as they were)
+    lower_boxes: tuple[int, ...]  # the boxes that are not upper boxes
+    joker_points: tuple[dict[int, int], ...]  # per face - 1: each lower box's points as a joker
+
+    @classmethod
+    def of(cls, states: StateSpace) -> "Successors":
+        points, added, flags = states.box_outcomes  # each (boxes, 252)
+        rows = []  # (box, upper points added, flag after or -1)
+        row_of = np.empty(points.shape, dtype=np.intp)
+        for c in range(states.boxes):
+            outcomes = [(c, *o) for o in zip(added[c].tolist(), flags[c].tolist())]
+            index = {o: len(rows) + i for i, o in enumerate(sorted(set(outcomes)))}
+            row_of[c] = [index[o] for o in outcomes]
+            rows += sorted(index)
+        box, add, flag_after = (np.array(column, dtype=np.int64) for column in zip(*rows))
+        _, width, depth = states.shape
+        uppers, flags = np.arange(width)[:, None, None], np.arange(depth)[None, :, None]
+        totals = np.minimum(states.threshold, uppers + add)  # (upper totals, 1, rows)
+        offsets = states.flat_index(1 << box, totals, np.where(flag_after < 0, flags, flag_after))
+        crossed = (uppers < states.threshold) & (totals >= states.threshold)
+        bonuses = np.where(crossed[:, 0], states.rules.upper_bonus * POINT, 0.0)
+        plain_row = tuple(rows.index(next(r for r in rows if r[0] == c and r[1] == 0)) for c in range(states.boxes))
+        lower = tuple(c for c, face in enumerate(states.faces) if not face)
+        categories = states.rules.categories
+        jokers = tuple({c: DICE * f if categories[c].joker_points is None else categories[c].joker_points
+                        for c in lower} for f in FACES)
+        return cls(np.int64(1) << box, width * depth, offsets, bonuses, row_of, points * POINT, plain_row,
+                   lower, jokers)
+
+
+def successor_values(states: StateSpace, flat_values: np.ndarray, state: tuple[int, int, int]) -> np.ndarray:
+    """What each successor row leads to from `state` (table units): the upper bonus it earns plus the value
+    of the state after; -inf for a filled box."""
+    mask, upper, flag = state
+    rows = states.successors
+    future = flat_values.take(rows.offsets[upper, flag] + mask * rows.stride, mode="clip")  # clip: filled boxes
+    future += rows.bonuses[upper]
+    np.putmask(future, rows.bits & mask, -np.inf)
+    return future
+
+
+def score_table(states: StateSpace, successors: np.ndarray) -> np.ndarray:
+    """What scoring each box is worth after each roll: (boxes, 252 rolls in space order), table units, its
+    points plus what its successor row leads to (`successor_values`); -inf for a filled box.  These are
+    the plain rules: five alike under the forced joker is `forced_joker_values`'."""
+    table = successors.take(states.successors.row_of)
+    table += states.successors.points
+    return table
+
+
+def joker_applies(states: StateSpace, mask: int) -> bool:
+    """Whether five alike falls under the forced joker on a card with these boxes filled."""
+    return states.tracks_five_alike and bool(mask >> states.five_alike_box & 1)
+
+
+def forced_joker_values(states: StateSpace, successors: np.ndarray, state: tuple[int, int, int]) -> list[float]:
+    """Five alike of each face (1..6) under the forced joker (`joker_applies`), best box, table units.
+
+    The legal boxes (RULES.md; the batch kernel reads the same rule its own way): the face's upper box if
+    open; else every open lower box, at its joker points; else every open upper box, at 0.  A five-alike
+    box holding 50 adds the Yahtzee bonus."""
+    mask, _, flag = state
+    rows, after = states.successors, successors.tolist()
+    bonus = states.rules.yahtzee_bonus * flag * POINT
+    lower_open = [c for c in rows.lower_boxes if not mask >> c & 1]
+    out = []
+    for f in FACES:
+        own = states.faces.index(f) if f in states.faces else -1
+        if own >= 0 and not mask >> own & 1:
+            best = DICE * f * POINT + after[rows.row_of[own, space.FIVE_ALIKE_ROLLS[f - 1]]]
+        elif lower_open:
+            best = max(rows.joker_points[f - 1][c] * POINT + after[rows.plain_row[c]] for c in lower_open)
+        else:
+            best = max(after[rows.plain_row[c]] for c, face in enumerate(states.faces) if face)  # filled: -inf
+        out.append(best + bonus)
+    return out
 
 
 def last_roll_values(states: StateSpace, values: np.ndarray, state: tuple[int, int, int],
-                     joker_options: JokerOptions) -> np.ndarray:
-    """Each roll's value (252, space order, table units) after the last roll of a turn in `state`.
-
-    `joker_options(face)` gives, for five alike of that face when the forced joker applies, {box: (gain,
-    upper total after, flag after)} of every legal box; the policy reads them off `rules.options`, so
-    that this path and the batch kernel's own reading of the joker rule check each other."""
-    mask, upper, flag = state
-    open_boxes = [c for c in range(states.boxes) if not mask >> c & 1]
-    points, added, flags_after = (table[open_boxes] for table in states.box_outcomes)  # (open boxes, 252)
-    totals = np.minimum(states.threshold, upper + added)
-    if upper < states.threshold:  # only upper boxes add to the total
-        points = points + np.where(totals >= states.threshold, states.rules.upper_bonus, 0)
-    flags = np.where(flags_after < 0, flag, flags_after)
-    after = (mask | 1 << np.array(open_boxes))[:, None]
-    best = (points * POINT + values.reshape(-1).take(states.flat_index(after, totals, flags))).max(axis=0)
-    if states.tracks_five_alike and mask >> states.five_alike_box & 1:
-        for f in FACES:
-            best[space.FIVE_ALIKE_ROLLS[f - 1]] = max(
-                gain * POINT + values.item(mask | (1 << c), after, flag_after)
-                for c, (gain, after, flag_after) in joker_options(f).items())
+                     scores: np.ndarray | None = None, successors: np.ndarray | None = None) -> np.ndarray:
+    """Each roll's value (252, space order, table units) after the last roll of a turn in `state`: its best
+    box (from the state's `successor_values` and `score_table` when the caller has them)."""
+    if successors is None:
+        successors = successor_values(states, values.reshape(-1), state)
+    if scores is None:
+        scores = score_table(states, successors)
+    best = scores.max(axis=0)
+    if joker_applies(states, state[0]):
+        best[list(space.FIVE_ALIKE_ROLLS)] = forced_joker_values(states, successors, state)
     return best
 
 
-def state_turn(states: StateSpace, values: np.ndarray, state: tuple[int, int, int],
-               joker_options: JokerOptions) -> tuple[np.ndarray, np.ndarray]:
+def state_turn(states: StateSpace, values: np.ndarray, state: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
     """7776 x each keep's value (462, space order) with one and with two rolls to come, for one state."""
-    one_left = keep_means(last_roll_values(states, values, state, joker_options))
+    one_left = keep_means(last_roll_values(states, values, state))
     return one_left, keep_means(earlier_roll_values(one_left))
 
 
