@@ -48,8 +48,8 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .base import (FINAL_STATUSES, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
-                   Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps as _dumps, loads_array,
-                   newer_schema, now as _now, seat_key as _seat_key)
+                   RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps as _dumps,
+                   loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
 
 AUTOCHECKPOINT_FALLBACK = 2000  # pages (8 MB) before a commit checkpoints by itself, if the thread falls behind
 WAL_SIZE_LIMIT = 4 << 20  # bytes the -wal file is cut back to when it restarts (journal_size_limit)
@@ -396,6 +396,13 @@ class SQLiteStore(Store):
         tat = self._write(_rate_hit, {"key": key, "now": now, "interval": float(interval), "tau": tau})
         return 0.0 if tat is None else max(tat - now - tau, 1e-6)
 
+    def rate_hits(self, hits: list[tuple[str, float, int]], now: float | None = None) -> float:
+        taus = [check_rate(interval, burst) for _, interval, burst in hits]
+        now = time.time() if now is None else float(now)
+        args = [{"key": key, "now": now, "interval": float(interval), "tau": tau}
+                for (key, interval, _), tau in zip(hits, taus)]
+        return self._write(_rate_hits, args) if args else RateWait(0.0)
+
     # --- upkeep -------------------------------------------------------------------
 
     def prune(self, idempotency_before: str, now: float | None = None) -> dict:
@@ -423,8 +430,12 @@ class SQLiteStore(Store):
         """Copy the whole WAL into the database and cut the file to nothing, unless readers stay on old
         snapshots for longer than PRUNE_CHECKPOINT_TIMEOUT_MS (then the next prune does it)."""
         conn.execute(f"PRAGMA busy_timeout = {PRUNE_CHECKPOINT_TIMEOUT_MS}")
+        deadline = time.monotonic() + PRUNE_CHECKPOINT_TIMEOUT_MS / 1000
         try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            # busy = 1 when another checkpoint (the PASSIVE thread's, another process's) held the checkpointer
+            # lock, which SQLite does not wait for: try again until it is free
+            while conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] and time.monotonic() < deadline:
+                time.sleep(0.01)
         finally:
             conn.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
 
@@ -489,6 +500,18 @@ def _rate_hit(conn: sqlite3.Connection, args: dict) -> float | None:
     if conn.execute(_RATE_HIT, args).fetchall():
         return None
     return conn.execute("SELECT tat FROM rate_limits WHERE key = ?", (args["key"],)).fetchone()[0]
+
+
+def _rate_hits(conn: sqlite3.Connection, hits: list[dict]) -> RateWait:
+    """Every hit counted, or (one refused) the transaction rolled back and the longest wait."""
+    waits = []
+    for args in hits:
+        tat = _rate_hit(conn, args)
+        if tat is not None:
+            waits.append((args["key"], max(tat - args["now"] - args["tau"], 1e-6)))
+    if waits:
+        conn.execute("ROLLBACK")
+    return longest_wait(waits)
 
 
 def _probe(conn: sqlite3.Connection) -> None:
