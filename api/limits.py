@@ -6,8 +6,9 @@ Three limits (api/config.py; a rate `N/min` allows a burst of N, then one every 
 - moves per client, all its games together (`FAIRDICE_RATE_MOVES_CLIENT`), key `moves:<client>`;
 - moves per seat token (`FAIRDICE_RATE_MOVES_TOKEN`), key `token:<sha256 of the token>`.
 
-Moves are POST client-seed, roll, score and abandon.  The counts live in the store (`Store.rate_hit`, a GCRA
-done atomically in the database), so every worker and every server on one database shares them.
+Moves are POST client-seed, roll, score and abandon.  The counts live in the store (`Store.rate_hits`, a
+GCRA done atomically in the database; a move's two limits in one transaction, all or nothing), so every
+worker and every server on one database shares them.
 
 The client is the peer's address, unless the peer is a trusted proxy (`FAIRDICE_TRUSTED_PROXIES`): then
 X-Forwarded-For is read from the right, skipping the trusted hops, and the first address that is not
@@ -18,6 +19,7 @@ of one network do not make 2^64 clients.
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import math
 from collections.abc import Callable, Iterable
@@ -101,6 +103,8 @@ def client_key(address: Address) -> str:
 class Limiter:
     """The three rate limits over a store's shared counters; a rate with count 0 ("off") costs nothing."""
 
+    CLIENT_CACHE = 4096  # (peer, X-Forwarded-For) pairs whose client is remembered
+
     def __init__(self, store, create: Rate, moves_client: Rate, moves_token: Rate,
                  trusted_proxies: Iterable[str] = (), clock: Callable[[], float] | None = None):
         """`clock`: seconds since the epoch, for tests; None lets the store use its own clock (with PostgreSQL
@@ -109,28 +113,46 @@ class Limiter:
         self.create, self.moves_client, self.moves_token = create, moves_client, moves_token
         self.trusted = trusted_networks(trusted_proxies)
         self.clock = clock
+        # the same connection asks again and again: parse its addresses once
+        self._client = functools.lru_cache(maxsize=self.CLIENT_CACHE)(self._client_uncached)
 
     @classmethod
     def from_settings(cls, conf, store, clock: Callable[[], float] | None = None) -> "Limiter":
         return cls(store, conf.rate_create, conf.rate_moves_client, conf.rate_moves_token, conf.trusted_proxies,
                    clock)
 
+    @property
+    def off(self) -> bool:
+        """Every limit off: no request is counted (nor its client looked up for them)."""
+        return not (self.create.count or self.moves_client.count or self.moves_token.count)
+
     def client_of(self, peer: str | None, forwarded_for: Iterable[str] = ()) -> str:
+        return self._client(peer, tuple(forwarded_for))
+
+    def _client_uncached(self, peer: str | None, forwarded_for: tuple[str, ...]) -> str:
         return client_address(peer, forwarded_for, self.trusted)
 
     def check_create(self, client: str) -> None:
         """Count one game creation by `client`; RateLimited past its rate."""
-        self._count("create", f"create:{client}", self.create, "games created from this address")
+        self._count([("create", f"create:{client}", self.create)])
 
     def check_move(self, client: str, token: str) -> None:
-        """Count one move by `client` with the bearer `token` (whether it is a seat's is not known yet)."""
-        self._count("token", f"token:{token_hash(token)}", self.moves_token, "moves with this token")
-        self._count("moves", f"moves:{client}", self.moves_client, "moves from this address")
+        """Count one move by `client` with the bearer `token` (whether it is a seat's is not known yet): both
+        limits in one store transaction, and neither counted if either refuses."""
+        token_limit = ("token", f"token:{token_hash(token)}", self.moves_token) if self.moves_token.count else None
+        self._count([token_limit, ("moves", f"moves:{client}", self.moves_client)])
 
-    def _count(self, limit: str, key: str, rate: Rate, what: str) -> None:
-        if not rate.count:
+    def _count(self, limits: list[tuple[str, str, Rate] | None]) -> None:
+        counted = [entry for entry in limits if entry is not None and entry[2].count]
+        if not counted:
             return
         now = self.clock() if self.clock is not None else None
-        wait = self.store.rate_hit(key, rate.interval, rate.count, now=now)
+        wait = self.store.rate_hits([(key, rate.interval, rate.count) for _, key, rate in counted], now=now)
         if wait > 0:
-            raise RateLimited(limit, rate, wait, what)
+            refused = getattr(wait, "key", None)  # a RateWait names its key; else the first counted limit
+            limit, _, rate = next((entry for entry in counted if entry[1] == refused), counted[0])
+            raise RateLimited(limit, rate, wait, WHAT[limit])
+
+
+WHAT = {"create": "games created from this address", "token": "moves with this token",
+        "moves": "moves from this address"}

@@ -174,6 +174,7 @@ class Game:
         self._server_seed = server_seed
         self.events: list[dict] = []
         self._s = _State(cards=[Card({c: None for c in setup.rules.category_ids}) for _ in setup.seats])
+        self._options: dict[str, Option] | None = None  # scoring_options() of the position, until an event
 
     @classmethod
     def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict]) -> "Game":
@@ -276,7 +277,10 @@ class Game:
         """What each legal box would score with the current dice (empty before the first roll)."""
         if self._s.status != PLAYING or not self._s.roll:
             return {}
-        return options(self.rules, self._s.cards[self._s.current].boxes, self._s.dice, self.setup.upper_first)
+        if self._options is None:  # the answer to a roll shows them, the score that follows checks them
+            self._options = options(self.rules, self._s.cards[self._s.current].boxes, self._s.dice,
+                                    self.setup.upper_first)
+        return dict(self._options)
 
     def winners(self) -> list[int]:
         """Seats with the highest total once finished: one seat is a win, several a draw."""
@@ -461,6 +465,7 @@ class Game:
 
     def _apply(self, event: dict) -> None:
         s = self._s
+        self._options = None
         kind = event["type"]
         if kind == "client_seed_commit":
             s.commitments[event["seat"]] = event["commitment"]

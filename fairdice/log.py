@@ -28,9 +28,13 @@ CHAIN_LABEL = "fairdice-chain/v2"
 RECEIPT_LABEL = "fairdice-receipt/v2"
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
+
+
 def canonical(doc) -> bytes:
-    return json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=True,
-                      allow_nan=False).encode("ascii")
+    """SPEC §1's canonical form.  One encoder serves every call (json.dumps with these options would build a
+    new one each time); an encoder keeps no state between calls."""
+    return _CANONICAL.encode(doc).encode("ascii")
 
 
 def key_id(public_key: bytes) -> str:

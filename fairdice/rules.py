@@ -8,7 +8,7 @@ cannot see: which boxes are open, the forced joker and the Yahtzee bonus.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from types import MappingProxyType
 
@@ -109,10 +109,12 @@ class Category:
     rule: object
     label: str
     joker_points: int | None = None  # classic13: fixed points as a joker; None means the sum of the dice
+    # whether it is in the upper section: a plain attribute, set once, since totals and options ask it for
+    # every box of every card
+    upper: bool = field(init=False, repr=False, compare=False)
 
-    @property
-    def upper(self) -> bool:
-        return self.section == "upper"
+    def __post_init__(self):
+        object.__setattr__(self, "upper", self.section == "upper")
 
 
 @dataclass(frozen=True, eq=False)  # identity equality: a rule set is hashed on every cached bot lookup
@@ -132,6 +134,14 @@ class RuleSet:
     @property
     def forced_joker(self) -> bool:
         return self.yahtzee_bonus > 0
+
+    @cached_property
+    def upper_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.categories if c.upper)
+
+    @cached_property
+    def lower_ids(self) -> tuple[str, ...]:
+        return tuple(c.id for c in self.categories if not c.upper)
 
     @cached_property
     def _index(self) -> dict[str, Category]:
@@ -300,7 +310,7 @@ class Totals:
 
 def totals(rules: str | RuleSet, card: Mapping[str, int | None], yahtzee_bonus: int = 0) -> Totals:
     rs = ruleset(rules)
-    upper = sum(card.get(c.id) or 0 for c in rs.categories if c.upper)
-    lower = sum(card.get(c.id) or 0 for c in rs.categories if not c.upper)
+    upper = sum([card.get(cid) or 0 for cid in rs.upper_ids])
+    lower = sum([card.get(cid) or 0 for cid in rs.lower_ids])
     bonus = rs.upper_bonus if upper >= UPPER_BONUS_THRESHOLD else 0
     return Totals(upper, bonus, lower, yahtzee_bonus)

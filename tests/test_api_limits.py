@@ -121,13 +121,15 @@ def test_a_trusted_proxy_setting_that_is_not_an_address_is_refused():
 # --- the policy: which key, which rate -------------------------------------------------------------------------
 
 class CountingStore:
-    """A store's rate_hit that records its calls and answers `wait`."""
+    """A store's rate_hits that records each hit (and each transaction in `batches`) and answers `wait`
+    (a plain float, which names no key: the refusal then names the first limit counted)."""
 
     def __init__(self, wait: float = 0.0):
-        self.calls, self.wait = [], wait
+        self.calls, self.batches, self.wait = [], [], wait
 
-    def rate_hit(self, key, interval, burst, now=None):
-        self.calls.append((key, interval, burst, now))
+    def rate_hits(self, hits, now=None):
+        self.batches.append(len(hits))
+        self.calls.extend((key, interval, burst, now) for key, interval, burst in hits)
         return self.wait
 
 
@@ -144,6 +146,7 @@ def test_each_limit_has_its_key_and_its_rate():
     # Rate(N, period) is a GCRA of interval period/N and burst N
     assert store.calls == [("create:192.0.2.1", 2.0, 30, 1234.5), (token_key, 0.2, 300, 1234.5),
                            ("moves:192.0.2.1", 0.05, 1200, 1234.5)]
+    assert store.batches == [1, 2]  # a move's two limits are counted in one transaction
 
 
 def test_without_an_injected_clock_the_store_keeps_time():
@@ -232,6 +235,31 @@ def test_moves_are_limited_per_client_across_its_games(limited):
     assert body["limit"] == "moves"
     assert client.post(f"/v1/games/{gid}/roll", json={}, headers=auth,
                        environ_overrides={"REMOTE_ADDR": "198.51.100.9"}).status_code == 200
+
+
+def test_a_move_refused_by_one_limit_counts_against_neither(limited):
+    """The token and client limits are counted together: refused by the client's, the move leaves the token its
+    slot (2 per minute: two more moves with it from elsewhere go through, a third does not)."""
+    client, clock = limited(RATE_MOVES_CLIENT="2/min", RATE_MOVES_TOKEN="2/min")
+    (first, first_auth), (second, second_auth) = started_game(client), started_game(client)
+    seed = {"client_seed": "s"}
+    assert client.post(f"/v1/games/{first}/client-seed", json=seed, headers=first_auth).status_code == 200
+    assert client.post(f"/v1/games/{first}/roll", json={}, headers=first_auth).status_code == 200
+    body = assert_limited(client.post(f"/v1/games/{second}/client-seed", json=seed, headers=second_auth),
+                          retry_after=30)
+    assert body["limit"] == "moves"
+    moves = [("/client-seed", seed, "198.51.100.9"), ("/roll", {}, "198.51.100.9"),
+             ("/roll", {}, "203.0.113.7")]
+    answers = [client.post(f"/v1/games/{second}{path}", json=doc, headers=second_auth,
+                           environ_overrides={"REMOTE_ADDR": peer}) for path, doc, peer in moves]
+    assert [a.status_code for a in answers] == [200, 200, 429]
+    assert answers[2].get_json()["limit"] == "token"
+
+
+def test_the_limiter_is_off_only_when_every_limit_is():
+    policy = limiter(CountingStore(), create="off", moves="off", token="off")
+    assert policy.off
+    assert not limiter(CountingStore(), create="off", moves="off").off
 
 
 def test_every_move_counts(limited):

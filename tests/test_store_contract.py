@@ -548,6 +548,30 @@ def test_a_meaningless_rate_is_refused(store, interval, burst):
         store.rate_hit("k", interval, burst, now=1.0)
 
 
+def test_rate_hits_count_every_key_or_none(store):
+    """Several keys in one call, all or nothing: a = 1 per 10 s (burst 1), b = burst 2, one per 4 s. GCRA by
+    hand: a second `a` at t waits 10 s; `b` was allowed then but, counted with it, is not recorded (it still has
+    its second slot); the answer is the longest wait of those refused, naming its key."""
+    t = 1_000_000.0
+    a, b = ("moves:a", 10.0, 1), ("token:b", 4.0, 2)
+    assert store.rate_hits([a, b], now=t) == 0.0
+    refused = store.rate_hits([a, b], now=t)
+    assert refused == pytest.approx(10.0) and refused.key == "moves:a"
+    assert store.rate_hit(*b, now=t) == 0.0  # b's second slot was left to it
+    # at t + 1: a waits 9 s; b (tat t + 8, tolerance 4) waits 3 s; the longest is the answer
+    longest = store.rate_hits([b, a], now=t + 1)
+    assert longest == pytest.approx(9.0) and longest.key == "moves:a"
+    assert store.rate_hit(*b, now=t + 5) == 0.0  # tat t + 8 - (t + 5) <= 4: b's slot came back, nothing counted
+    assert store.rate_hits([], now=t) == 0.0
+
+
+def test_rate_hits_on_one_key_twice_are_one_transaction(store):
+    """Twice the same key of burst 1: the second is refused, so the first is not recorded either."""
+    c = ("create:c", 60.0, 1)
+    assert store.rate_hits([c, c], now=1_000.0) == pytest.approx(60.0)
+    assert store.rate_hit(*c, now=1_000.0) == 0.0
+
+
 HAMMER = """
 import sys, threading, time
 {opener}

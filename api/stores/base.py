@@ -137,6 +137,12 @@ class Store(abc.ABC):
         the store's clock)."""
 
     @abc.abstractmethod
+    def rate_hits(self, hits: list[tuple[str, float, int]], now: float | None = None) -> float:
+        """Count one event on each `(key, interval, burst)` of `hits` as `rate_hit` does, all in one
+        transaction and all or nothing: 0.0 if every one is allowed (and all are recorded), else the longest
+        wait of the refused ones (and nothing recorded).  The wait is a `RateWait`, naming the key it is for."""
+
+    @abc.abstractmethod
     def unfinished_count(self, client: str) -> int:
         """How many games `client` created that are not finished or abandoned."""
 
@@ -217,6 +223,24 @@ def check_rate(interval: float, burst: int) -> float:
     if not interval > 0 or burst < 1:
         raise ValueError(f"a rate needs interval > 0 and burst >= 1, not {interval!r} and {burst!r}")
     return (burst - 1) * interval
+
+
+class RateWait(float):
+    """What `Store.rate_hits` returns: seconds to wait (0.0: allowed), and `key`, the hit that waits longest
+    (None when allowed), so that a refusal can name its limit."""
+
+    key: str | None
+
+    def __new__(cls, seconds: float, key: str | None = None) -> "RateWait":
+        wait = super().__new__(cls, seconds)
+        wait.key = key
+        return wait
+
+
+def longest_wait(waits: list[tuple[str, float]]) -> RateWait:
+    """The longest of the (key, seconds) waits as a RateWait; 0.0 if none waits."""
+    key, seconds = max(waits, key=lambda kw: kw[1], default=(None, 0.0))
+    return RateWait(seconds, key) if seconds > 0 else RateWait(0.0)
 
 
 def newer_schema(found: int) -> StoreError:

@@ -43,8 +43,8 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .base import (FINAL_STATUSES, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
-                   Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps, is_postgres_url,
-                   loads_array, newer_schema, now, redacted, seat_key)
+                   RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps, is_postgres_url,
+                   loads_array, longest_wait, newer_schema, now, redacted, seat_key)
 
 SCHEMA_LOCK = int.from_bytes(b"fairdice", "big")  # pg_advisory_xact_lock key while the schema is created
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000  # a client gone quiet inside a transaction releases its locks
@@ -407,6 +407,25 @@ class PostgresStore(Store):
             return 1e-6
         (tat, at), = found
         return max(tat - at - tau, 1e-6)
+
+    def rate_hits(self, hits: list[tuple[str, float, int]], now: float | None = None) -> float:
+        clock = _DB_NOW if now is None else "%(now)s::float8"
+        # taken in key order, so that two transactions locking the same rows never wait for each other in a cycle
+        args = sorted(({"key": key, "now": None if now is None else float(now), "interval": float(interval),
+                        "tau": check_rate(interval, burst)} for key, interval, burst in hits), key=lambda a: a["key"])
+        if not args:
+            return RateWait(0.0)
+        waits = []
+        with self._connection() as conn, conn.transaction():
+            for arg in args:
+                if conn.execute(_RATE_HIT.format(now=clock), arg).fetchall():
+                    continue
+                found = conn.execute(_RATE_TAT.format(now=clock), arg).fetchall()
+                wait = found[0][0] - found[0][1] - arg["tau"] if found else 0.0  # pruned meanwhile: no limit
+                waits.append((arg["key"], max(wait, 1e-6)))
+            if waits:
+                raise psycopg.Rollback()  # refused: none of the hits is recorded
+        return longest_wait(waits)
 
     # --- upkeep -------------------------------------------------------------------
 
