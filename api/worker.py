@@ -56,6 +56,7 @@ class Framing:
         self.decoded = 0  # chunked: body bytes in the chunks before chunk_at
         self.ready = False
         self.too_large = False  # the body goes on past body_limit: close once answered
+        self.refuse_unread = False  # too large and not framed by a Content-Length: refused here (413), unread
         self.expects_continue = False
         self.continue_sent = False
 
@@ -63,7 +64,7 @@ class Framing:
         if not self.ready:
             self.ready = self._head(buf) and self._body(buf)
         if not self.ready and len(buf) > self.buffer_limit:
-            self.ready = self.too_large = True
+            self.ready = self.too_large = self.refuse_unread = True
         return self.ready
 
     def _head(self, buf: bytearray) -> bool:
@@ -121,7 +122,7 @@ class Framing:
             if size == 0:  # the last chunk, then trailer fields up to an empty line
                 return buf[data_at:data_at + 2] == b"\r\n" or buf.find(b"\r\n\r\n", data_at) >= 0
             if self.decoded + min(size, len(buf) - data_at) > self.body_limit:
-                self.too_large = True
+                self.too_large = self.refuse_unread = True
                 return True
             if len(buf) < data_at + size + 2:
                 return False
@@ -250,6 +251,13 @@ class BufferedThreadWorker(ThreadWorker):
         except HeadTooLarge:
             self._refuse(conn, 431, "request_header_fields_too_large",
                          f"the request line and headers are longer than {HEAD_LIMIT} bytes")
+            return False
+        if complete and conn.framing.refuse_unread:
+            # a chunked body past the limit: the app would answer 413 after reading MAX_BODY + 1 bytes, but
+            # the chunk in which the limit falls may not have arrived whole, and a parser reaching the end
+            # of what arrived mid-chunk answers 400; the answer is the app's 413, written here
+            self._refuse(conn, 413, "request_entity_too_large",
+                         f"the request body is larger than {self.body_limit - 1} bytes")
             return False
         if complete:
             self._stop_reading(conn)
