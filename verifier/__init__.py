@@ -1,8 +1,9 @@
 """fairdice-verify: an independent verifier of fairdice game logs (SPEC.md).
 
-Standard library and `cryptography` only; it shares no code with the server (`fairdice`),
-except that --check-bots imports the published bot policies. Start reading at `spec.py`
-(derivation and rules), then `replay.py` (the checks of SPEC §7), then `cli.py`."""
+Standard library and `cryptography` only; it shares no code with the server (`fairdice`), and installs
+alone (pyproject.toml here: the `fairdice-verifier` distribution). Start reading at `spec.py` (derivation
+and rules), then `replay.py` (the checks of SPEC §7, in order), `events.py` (the replay of the events),
+`logformat.py` (the fields of SPEC §5), `policies.py` and `optimal.py` (the bots), then `cli.py`."""
 
 from .replay import CHECKS, Result, verify_document
 from .files import verify_file

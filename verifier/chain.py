@@ -63,29 +63,26 @@ def load_move_receipts(path: str) -> list[dict]:
     return [_well_formed(i, rc) for i, rc in enumerate(doc)]
 
 
-def check_move_receipts(verification, receipts: list[dict], signers: list[bytes]) -> None:
+def check_move_receipts(checks, doc: dict, receipts: list[dict], signers: list[bytes]) -> None:
     """receipt.chain: every receipt is of this game, within its history, hashing to the log's h_n, and signed by
-    a trusted key. Failures go to `verification.fail`, one per receipt that departs."""
-    doc = verification.doc
+    a trusted key. Failures go to `checks` (verifier.results.Checks), one per receipt that departs."""
     h, events = doc["header"], doc["events"]
     digests = None
     for i, rc in enumerate(receipts):
         where = f"receipts[{i}]"
         if rc["game_id"] != h["game_id"]:
-            verification.fail("receipt.chain", None, f"{where}.game_id", h["game_id"], rc["game_id"])
+            checks.fail("receipt.chain", None, f"{where}.game_id", h["game_id"], rc["game_id"])
             continue
-        if not any(keys.signature_valid(k, rc["signature"], signed_bytes(rc["game_id"], rc["events"],
-                                                                         bytes.fromhex(rc["chain"])))
-                   for k in signers):
-            verification.fail("receipt.chain", None, f"{where}.signature", "a signature by the trusted key",
-                              rc["signature"])
+        if not keys.signed_by_any(signers, rc["signature"],
+                                  signed_bytes(rc["game_id"], rc["events"], bytes.fromhex(rc["chain"]))):
+            checks.fail("receipt.chain", None, f"{where}.signature", "a signature by the trusted key", rc["signature"])
             continue
         if rc["events"] > len(events):
-            verification.fail("receipt.chain", None, f"{where}.events",
-                              f"at most the log's {len(events)} events (the server acknowledged more)", rc["events"])
+            checks.fail("receipt.chain", None, f"{where}.events",
+                        f"at most the log's {len(events)} events (the server acknowledged more)", rc["events"])
             continue
         digests = digests or chain_digests(h, events)
         if digests[rc["events"]].hex() != rc["chain"]:
-            verification.fail("receipt.chain", rc["events"] - 1 if rc["events"] else None, f"{where}.chain",
-                              digests[rc["events"]].hex(), rc["chain"])
-    verification.passed("receipt.chain")
+            checks.fail("receipt.chain", rc["events"] - 1 if rc["events"] else None, f"{where}.chain",
+                        digests[rc["events"]].hex(), rc["chain"])
+    checks.passed("receipt.chain")

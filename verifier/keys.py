@@ -74,3 +74,8 @@ def signature_valid(public_key: bytes, signature_hex, data: bytes) -> bool:
         return True
     except (InvalidSignature, ValueError):
         return False
+
+
+def signed_by_any(public_keys: list[bytes], signature_hex, data: bytes) -> bool:
+    """The signature is valid for `data` under one of the keys."""
+    return any(signature_valid(k, signature_hex, data) for k in public_keys)

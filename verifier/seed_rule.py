@@ -34,5 +34,7 @@ _REFUSED = re.compile("[" + "".join(f"\\U{lo:08x}-\\U{hi:08x}" for lo, hi in
 
 
 def text_ok(text, length: tuple[int, int]) -> bool:
-    """A string of length[0]..length[1] code points, none of them refused."""
-    return isinstance(text, str) and length[0] <= len(text) <= length[1] and _REFUSED.search(text) is None
+    """A string of length[0]..length[1] code points, none of them refused. (Of the ASCII characters, exactly the
+    printable ones are allowed: that is asked first, in C.)"""
+    return isinstance(text, str) and length[0] <= len(text) <= length[1] and (
+        text.isprintable() if text.isascii() else _REFUSED.search(text) is None)
