@@ -151,8 +151,8 @@ EXTERNAL_COMMANDS = {
 
 
 def _external_parser(name: str) -> argparse.ArgumentParser | None:
-    """The parser of one external command with its module's arguments; None if that part of the product
-    is not installed here (the server's dependencies are an extra)."""
+    """The parser of one external command with its module's arguments; None (and one line saying why) if a
+    package that command needs is missing."""
     import importlib
 
     module_name, help_text = EXTERNAL_COMMANDS[name]
@@ -160,8 +160,8 @@ def _external_parser(name: str) -> argparse.ArgumentParser | None:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
         if exc.name and not exc.name.startswith(("fairdice", "api")):
-            print(f"fairdice {name}: needs {exc.name!r}, which is not installed here: "
-                  f"pip install 'fairdice[server]'", file=sys.stderr)
+            print(f"fairdice {name}: needs the Python package {exc.name!r}, which is not installed here "
+                  f"(pip install -c requirements.lock -e . installs everything)", file=sys.stderr)
             return None
         raise
     parser = argparse.ArgumentParser(prog=f"fairdice {name}", description=help_text)
