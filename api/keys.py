@@ -50,6 +50,8 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from fairdice.log import Signer
 
+from .files import make_private_dirs
+
 SIGNING_FILE = "signing-ed25519.pem"
 ROTATED_DIR = "signing"
 STORAGE_FILE = "seed-encryption.key"
@@ -69,20 +71,6 @@ class KeyFileError(RuntimeError):
 
 
 # --- files ----------------------------------------------------------------------------------------
-
-def _make_dirs(path: Path) -> None:
-    """Create `path` and any missing parent, each 0700 (mkdir's `parents` would make the parents 0755)."""
-    missing = []
-    while not path.exists():
-        missing.append(path)
-        path = path.parent
-    for folder in reversed(missing):
-        try:
-            folder.mkdir(mode=0o700)
-        except FileExistsError:
-            continue
-        os.chmod(folder, 0o700)  # whatever the umask
-
 
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
@@ -209,7 +197,7 @@ def rotate(key_dir: str | os.PathLike, now: float | None = None) -> SigningKey:
         raise KeyFileError(f"no signing key in {key_dir} (neither {SIGNING_FILE} nor {ROTATED_DIR}/*.pem): not the "
                            f"server's key directory? `fairdice serve` makes the first key")
     folder = key_dir / ROTATED_DIR
-    _make_dirs(folder)
+    make_private_dirs(folder)
     with _rotation_lock(folder):
         stamp = _next_name_stamp(load_signing_keys(key_dir), time.time() if now is None else now)
         private = Ed25519PrivateKey.generate()
@@ -279,7 +267,7 @@ class KeyRing:
         self.key_dir = Path(key_dir)
         self.new_files: list[Path] = []  # the key files this ring made
         if create:
-            _make_dirs(self.key_dir)
+            make_private_dirs(self.key_dir)
         elif not self.key_dir.is_dir():
             raise KeyFileError(f"key directory {self.key_dir} does not exist")
         keys = load_signing_keys(self.key_dir) or ([self._make_first_key()] if create else [])
@@ -307,7 +295,7 @@ class KeyRing:
         """Make the seed key file unless it exists (an existing key is never replaced)."""
         if self.seed_key_file is None:  # FAIRDICE_SEED_KEY gives it
             return
-        _make_dirs(self.seed_key_file.parent)
+        make_private_dirs(self.seed_key_file.parent)
         if _write_once(self.seed_key_file, secrets.token_bytes(32)):
             self.new_files.append(self.seed_key_file)
         self._seed_box = SeedBox(_seed_key_from_file(self.seed_key_file))

@@ -61,6 +61,8 @@ import threading
 import time
 from pathlib import Path
 
+from procstat import process_times, seconds
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -211,18 +213,7 @@ def run_phase(kind: str, targets: list[tuple[str, int]], users: int, procs: int,
 def server_cpu_seconds(pgids) -> float:
     """User + system CPU time of every process in the servers' process groups (masters and workers)."""
     pgids = set(pgids)
-    total = 0
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[2]) in pgids:  # field 5 of stat: the process group
-            total += int(fields[11]) + int(fields[12])
-    return total / os.sysconf("SC_CLK_TCK")
+    return seconds(sum(p.ticks for p in process_times().values() if p.group in pgids))
 
 
 # One address plays every game: no rate limit, no quota of unfinished games; or (--with-limits) limits and quota

@@ -23,6 +23,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from procstat import process_times, seconds
+
 
 @dataclass
 class Postgres:
@@ -35,32 +37,16 @@ class Postgres:
     def cpu_seconds(self) -> float:
         """User + system CPU time of the postmaster and all its descendants alive now (backends come and go
         with connections; the servers' pools keep theirs open for the whole run)."""
-        stats = _process_stats()
-        root = self.postmaster_pid()
+        times = process_times()
         children: dict[int, list[int]] = {}
-        for pid, (ppid, _) in stats.items():
-            children.setdefault(ppid, []).append(pid)
-        total, todo = 0, [root]
+        for pid, proc in times.items():
+            children.setdefault(proc.parent, []).append(pid)
+        total, todo = 0, [self.postmaster_pid()]
         while todo:
             pid = todo.pop()
-            total += stats.get(pid, (0, 0))[1]
+            total += times[pid].ticks if pid in times else 0
             todo += children.get(pid, [])
-        return total / os.sysconf("SC_CLK_TCK")
-
-
-def _process_stats() -> dict[int, tuple[int, int]]:
-    """pid -> (parent pid, user + system clock ticks) of every process."""
-    out = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        out[int(entry)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
-    return out
+        return seconds(total)
 
 
 @contextlib.contextmanager

@@ -192,3 +192,23 @@ def openapi_checker(client):
         jsonschema.Draft202012Validator(schema, registry=registry).validate(instance)
 
     return check
+
+
+def store_version_1_game(games, game_id: str, seats: list[dict]) -> dict:
+    """Put a game as a version-1 server made it (two humans, no client-seed commitments) straight into the
+    store of `games` (api.games.Games); its seats' tokens by seat."""
+    import hashlib
+    import secrets
+
+    from api.store import GameRecord
+    from fairdice.game import Game, Setup
+    from fairdice.log import open_log
+
+    setup = Setup.build(game_id, "yacht", seats, version=1)
+    game = Game(setup, secrets.token_bytes(32))
+    tokens = {seat: f"token-{seat}" for seat in range(len(seats))}
+    games.store.create_game(GameRecord(
+        game_id=game_id, opened=open_log(game, games.keys.signer), key_id=games.keys.key_id, seed_revealed=None,
+        tokens=[{"seat": s, "sha256": hashlib.sha256(t.encode()).hexdigest()} for s, t in tokens.items()],
+        seed_sealed=games.keys.seed_box.seal(game_id, game._server_seed), status=game.status))
+    return tokens

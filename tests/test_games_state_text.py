@@ -13,14 +13,14 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-import secrets
 
 import pytest
 
 from api.games import EVENTS_PAGE_MAX
-from api.store import GameRecord
-from fairdice.game import Game, Setup
-from fairdice.log import final_block, move_receipt, open_log, setup_from_header
+from fairdice.game import Game
+from fairdice.log import final_block, move_receipt, setup_from_header
+
+from test_api_helpers import store_version_1_game
 
 ANN, BO = {"type": "human", "name": "ann"}, {"type": "human", "name": "Bø 🎲"}
 EV, GREEDY = {"type": "bot", "bot": "ev"}, {"type": "bot", "bot": "greedy"}
@@ -157,18 +157,12 @@ def test_a_bot_only_game_and_a_version_1_game_answer_the_reference_document(app)
     final = check.move(game_id, games.client_seed(game_id, tokens[None], "operator"), 0)
     assert final["status"] == "finished"
 
-    setup = Setup.build("old-v1-game", "yacht", [ANN, BO], version=1)
-    game = Game(setup, secrets.token_bytes(32))
-    opened = open_log(game, games.keys.signer)
-    tokens = {0: "token-zero", 1: "token-one"}
-    games.store.create_game(GameRecord(
-        game_id=setup.game_id, opened=opened, key_id=games.keys.key_id, seed_revealed=None,
-        tokens=[{"seat": s, "sha256": hashlib.sha256(t.encode()).hexdigest()} for s, t in tokens.items()],
-        seed_sealed=games.keys.seed_box.seal(setup.game_id, game._server_seed), status=game.status))
-    check.read(setup.game_id)
-    check.move(setup.game_id, games.client_seed(setup.game_id, tokens[1], "one"), 0)
-    check.move(setup.game_id, games.client_seed(setup.game_id, tokens[0], "zero"), 1)
-    play_out(games, check, setup.game_id, tokens, random.Random(3))
+    old_id = "old-v1-game"
+    tokens = store_version_1_game(games, old_id, [ANN, BO])
+    check.read(old_id)
+    check.move(old_id, games.client_seed(old_id, tokens[1], "one"), 0)
+    check.move(old_id, games.client_seed(old_id, tokens[0], "zero"), 1)
+    play_out(games, check, old_id, tokens, random.Random(3))
 
 
 def test_an_answer_after_another_process_moved_is_of_the_stored_game(app, tmp_path):

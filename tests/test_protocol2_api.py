@@ -22,13 +22,10 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from requests.adapters import HTTPAdapter
 
 from api.games import Games, UnknownGame
-from api.store import GameRecord
 from fairdice.edges.client import ApiError, Client, ProtocolError, SeedNotAccepted
 from fairdice.errors import NotNow
-from fairdice.game import Game, Setup
-from fairdice.log import open_log
 from test_api_helpers import (best_option, choose_hold, installed_command, openapi_checker, play_session,
-                              spec_canonical, spec_field)
+                              spec_canonical, spec_field, store_version_1_game)
 
 ANN, BO, CY = ({"type": "human", "name": n} for n in ("ann", "bo", "cy"))
 GREEDY = {"type": "bot", "bot": "greedy"}
@@ -294,24 +291,18 @@ def test_the_timeout_is_the_servers_and_signed_in_every_header(app, tmp_path):
 def test_a_version_1_game_in_the_store_goes_on_by_version_1_rules(app, client):
     """A game created before version 2 (two humans, no commitments) is played to its end as it began."""
     games = app.extensions["fairdice"]
-    setup = Setup.build("old-v1-game", "yacht", [ANN, BO], version=1)
-    game = Game(setup, secrets.token_bytes(32))
-    opened = open_log(game, games.keys.signer)
-    tokens = {0: "token-zero", 1: "token-one"}
-    games.store.create_game(GameRecord(
-        game_id=setup.game_id, opened=opened, key_id=games.keys.key_id, seed_revealed=None,
-        tokens=[{"seat": s, "sha256": hashlib.sha256(t.encode()).hexdigest()} for s, t in tokens.items()],
-        seed_sealed=games.keys.seed_box.seal(setup.game_id, game._server_seed), status=game.status))
-    url = f"/v1/games/{setup.game_id}/client-seed"
-    state = client.get(f"/v1/games/{setup.game_id}").get_json()
+    game_id = "old-v1-game"
+    tokens = store_version_1_game(games, game_id, [ANN, BO])
+    url = f"/v1/games/{game_id}/client-seed"
+    state = client.get(f"/v1/games/{game_id}").get_json()
     assert state["version"] == 1 and state["abandon_timeout"] is None and state["commit_reveal"] is False
     problem(client.post(url, json={"commitment": "ab" * 32}, headers=bearer(tokens[0])), 422, "commitment_not_used")
     client.post(url, json={"client_seed": "one"}, headers=bearer(tokens[1]))
     state = client.post(url, json={"client_seed": "zero"}, headers=bearer(tokens[0])).get_json()
     assert state["status"] == "playing" and state["current_seat"] == 0
-    state = client.post(f"/v1/games/{setup.game_id}/abandon", headers=bearer(tokens[1])).get_json()
+    state = client.post(f"/v1/games/{game_id}/abandon", headers=bearer(tokens[1])).get_json()
     assert state["events"] == [{"type": "abandon", "seat": 1}]  # version 1: any seat, any time, no reason
-    log = client.get(f"/v1/games/{setup.game_id}/log").get_json()
+    log = client.get(f"/v1/games/{game_id}/log").get_json()
     assert log["version"] == 1 and "abandon_timeout" not in log["header"]
     assert_receipt_of(state["receipt"], log, key_of(client))
 

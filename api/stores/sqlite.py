@@ -47,6 +47,7 @@ import weakref
 from pathlib import Path
 from urllib.parse import quote
 
+from ..files import make_private_dirs
 from .base import (FINAL_STATUSES, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
                    RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps as _dumps,
                    loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
@@ -152,7 +153,7 @@ class SQLiteStore(Store):
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._checked_at = 0.0  # (monotonic) when the path last named the file the store opened
         try:
-            _make_dirs(self.path.parent)
+            make_private_dirs(self.path.parent)
             _make_private_file(self.path)
             self._identity = _identity(os.stat(self.path))
             self._set_up()
@@ -522,21 +523,6 @@ def _probe(conn: sqlite3.Connection) -> None:
 
 
 # --- files ------------------------------------------------------------------------------------
-
-def _make_dirs(directory: Path) -> None:
-    """Make the missing directories down to `directory`, each 0700 (Path.mkdir(parents=True) gives the
-    parents the umask's default)."""
-    missing = []
-    while not directory.exists():
-        missing.append(directory)
-        directory = directory.parent
-    for made in reversed(missing):
-        try:
-            made.mkdir(mode=0o700)
-        except FileExistsError:
-            continue  # another worker made it meanwhile
-        os.chmod(made, 0o700)  # exactly, whatever the umask
-
 
 def _make_private_file(path: Path) -> None:
     """Make the (empty) database file 0600 if it is missing: tokens' hashes and sealed seeds are the owner's."""
