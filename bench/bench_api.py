@@ -36,7 +36,11 @@ that says how long a move takes.
 
     python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--rerolls 2]
                               [--db postgres|postgresql://...] [--servers 1] [--warmup 3] [--think MS]
-                              [--with-limits] [--profile DIR] [--json]
+                              [--rounds 1] [--with-limits] [--profile DIR] [--json]
+
+`--rounds N` measures the two phases N times, one after the other, and reports the median of each figure and the
+median of the rounds' ratios (with the ratio of every round): on a shared machine, load from elsewhere that comes
+and goes then falls on both phases alike.
 
 `--db postgres` starts a throwaway PostgreSQL server for the run (bench/bench_api_postgres.py); a URL uses that
 database as it is (the servers create their schema in it if missing).  `--profile DIR` profiles the servers'
@@ -276,6 +280,9 @@ def main(argv=None) -> int:
                              "them off")
     parser.add_argument("--profile", metavar="DIR", help="profile the servers' request threads (games only, no "
                                                          "no-op phase) into DIR and print where their time goes")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="measure the no-op and the game phases this many times, interleaved, and report the "
+                             "medians (on a shared machine, load that comes and goes then falls on both alike)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
 
@@ -322,10 +329,12 @@ def measure(args, data_dir: str, db_url: str | None, database) -> dict:
             run_phase("games", targets, seconds=args.warmup, **common)
         if args.profile:
             return {"games": run_phase("games", targets, seconds=args.seconds, pgids=pgids, **common)}
-        phases = {"healthz": run_phase("healthz", targets, seconds=args.seconds, pgids=pgids, database=database,
-                                       **common),
-                  "games": run_phase("games", targets, seconds=args.seconds, pgids=pgids, database=database,
-                                     **common)}
+        rounds = []
+        for _ in range(max(1, args.rounds)):
+            rounds.append({kind: run_phase(kind, targets, seconds=args.seconds, pgids=pgids, database=database,
+                                           **common) for kind in ("healthz", "games")})
+        phases = {kind: median_phase([r[kind] for r in rounds]) for kind in ("healthz", "games")}
+        ratios = sorted(round_ratio(r) for r in rounds)
         if args.think:
             phases["paced"] = run_phase("games", targets, seconds=args.seconds, pgids=pgids, database=database,
                                         think=args.think / 1000, **common)
@@ -334,14 +343,33 @@ def measure(args, data_dir: str, db_url: str | None, database) -> dict:
             os.killpg(proc.pid, signal.SIGTERM)
         for proc, _, _ in servers:
             proc.wait(15)
-    baseline, games = phases["healthz"], phases["games"]
-    ratio = games["requests_per_s"] / baseline["requests_per_s"] if baseline["requests_per_s"] else 0.0
-    return {"concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
+    ratio = statistics.median(ratios)
+    return {"rounds": len(rounds), "round_ratios": [round(r, 3) for r in ratios],"concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
             "limits": "counted" if args.with_limits else "off",
             "workers": args.workers, "threads": args.threads, "clients": args.clients, "cpus": os.cpu_count(),
             "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls, **phases, "ratio": round(ratio, 3),
             "goal_met": ratio >= 0.5, "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def round_ratio(phases: dict) -> float:
+    """Game requests per second over no-op requests per second, of one round."""
+    baseline = phases["healthz"]["requests_per_s"]
+    return phases["games"]["requests_per_s"] / baseline if baseline else 0.0
+
+
+def median_phase(runs: list[dict]) -> dict:
+    """The median of each figure over the rounds of a phase (counts summed)."""
+    if len(runs) == 1:
+        return runs[0]
+    out = {}
+    for key in runs[0]:
+        values = [run[key] for run in runs if run[key] is not None]
+        if key in ("requests", "errors", "turns", "games_started"):
+            out[key] = sum(values)
+        else:
+            out[key] = round(statistics.median(values), 2) if values else None
+    return out
 
 
 def print_report(args, report: dict) -> None:
@@ -365,7 +393,9 @@ def print_report(args, report: dict) -> None:
           f"turn, up to {args.rerolls} rerolls; each followed by the {args.bot} bot's turn, played "
           f"server-side); {games['games_started']} games")
     errors = sum(report[name]["errors"] for name in ("healthz", "games", "paced") if name in report)
-    print(f"  game/no-op ({NOOP_PATH}) request rate: {report['ratio']:.2f} (goal >= 0.5: "
+    rounds = (f", median of {report['rounds']} interleaved rounds: {', '.join(f'{r:.2f}' for r in report['round_ratios'])}"
+              if report["rounds"] > 1 else "")
+    print(f"  game/no-op ({NOOP_PATH}) request rate: {report['ratio']:.2f}{rounds} (goal >= 0.5: "
           f"{'met' if report['goal_met'] else 'NOT met'}); errors {errors}")
 
 

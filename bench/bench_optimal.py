@@ -71,7 +71,7 @@ def forget_card_values(table) -> Callable[[], None]:
     """What drops both bots' values kept per card: the optimal table's turns, ev's gain tables and keep values."""
     def forget() -> None:
         table.forget_turns()
-        space._gain_matrix.cache_clear()
+        space.card_gains.cache_clear()
         policies._keep_values.cache_clear()
     return forget
 

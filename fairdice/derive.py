@@ -12,6 +12,7 @@ import hashlib
 import hmac
 import re
 from collections.abc import Iterator, Sequence
+from functools import lru_cache
 
 from .errors import FairdiceError
 
@@ -81,18 +82,23 @@ def _field(data: bytes) -> bytes:
 
 def message(purpose: str, game_id: str, client_seeds: Sequence[str], *numbers: int) -> bytes:
     """The HMAC message: length-prefixed text fields, then 4-byte big-endian numbers."""
+    return _message_head(purpose, game_id, tuple(client_seeds)) + b"".join([n.to_bytes(4, "big") for n in numbers])
+
+
+@lru_cache(maxsize=1024)
+def _message_head(purpose: str, game_id: str, client_seeds: tuple[str, ...]) -> bytes:
+    """The text fields of a message: the same for every roll of a game (kept for the games being played)."""
     parts = [_field(SCHEME.encode()), _field(purpose.encode()), _field(game_id.encode()),
              len(client_seeds).to_bytes(4, "big")]
     parts += [_field(seed.encode("utf-8")) for seed in client_seeds]
-    parts += [n.to_bytes(4, "big") for n in numbers]
     return b"".join(parts)
 
 
-def byte_stream(server_seed: bytes, msg: bytes) -> Iterator[int]:
-    """HMAC-SHA256 blocks 0, 1, 2, ... of the message, byte by byte."""
+def hmac_blocks(server_seed: bytes, msg: bytes) -> Iterator[bytes]:
+    """SPEC §2.3's byte stream, a block at a time: HMAC-SHA256 of the message and block 0, 1, 2, ..."""
     block = 0
     while True:
-        yield from hmac.digest(server_seed, msg + block.to_bytes(4, "big"), "sha256")
+        yield hmac.digest(server_seed, msg + block.to_bytes(4, "big"), "sha256")
         block += 1
 
 
@@ -101,13 +107,16 @@ def uniform_ints(server_seed: bytes, msg: bytes, bound: int, count: int) -> list
     if not 1 <= bound <= 256:
         raise ValueError("bound must be 1..256")
     limit = 256 - 256 % bound
-    out = []
-    for byte in byte_stream(server_seed, msg):
-        if len(out) == count:
-            break
-        if byte < limit:
-            out.append(byte % bound)
-    return out
+    out: list[int] = []
+    if count <= 0:
+        return out
+    for block in hmac_blocks(server_seed, msg):  # (five dice need one block, nearly always)
+        for byte in block:
+            if byte < limit:
+                out.append(byte % bound)
+                if len(out) == count:
+                    return out
+    raise AssertionError("unreachable: the stream never ends")
 
 
 def five_dice(server_seed: bytes, msg: bytes) -> list[int]:
@@ -118,8 +127,9 @@ def roll_dice(server_seed: bytes, game_id: str, client_seeds: Sequence[str],
               seat: int, turn: int, roll: int, previous: Sequence[int] = (), hold: Sequence[int] = ()) -> list[int]:
     """The dice after a roll: all five positions derived, held positions keep their previous value."""
     fresh = five_dice(server_seed, message("roll", game_id, client_seeds, seat, turn, roll))
-    held = set(hold)
-    return [previous[i] if i in held else fresh[i] for i in range(DICE)]
+    for i in hold:
+        fresh[i] = previous[i]
+    return fresh
 
 
 def rolloff_dice(server_seed: bytes, game_id: str, client_seeds: Sequence[str], round_: int, seat: int) -> list[int]:

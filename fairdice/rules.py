@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from types import MappingProxyType
+from typing import NamedTuple
 
 from .errors import FairdiceError
 
@@ -238,12 +239,17 @@ def ruleset(rules: str | RuleSet) -> RuleSet:
 
 def check_dice(dice) -> tuple[int, ...]:
     """Five integers 1..6, or a FairdiceError saying what is wrong."""
-    if isinstance(dice, (str, bytes)) or not isinstance(dice, Sequence) or len(dice) != DICE:
+    if not _is_sequence(dice) or len(dice) != DICE:
         raise FairdiceError("invalid_dice", f"dice must be a list of {DICE} integers 1..6, got {dice!r}")
     for die in dice:
         if isinstance(die, bool) or not isinstance(die, int) or not 1 <= die <= 6:
             raise FairdiceError("invalid_dice", f"dice must be a list of {DICE} integers 1..6, got {dice!r}")
     return tuple(dice)
+
+
+def _is_sequence(value) -> bool:
+    """A list, a tuple or another sequence that is not text (the ABC check last: it is slow)."""
+    return type(value) in (tuple, list) or (not isinstance(value, (str, bytes)) and isinstance(value, Sequence))
 
 
 def score(rules: str | RuleSet, category: str, dice: Sequence[int]) -> int:
@@ -252,8 +258,7 @@ def score(rules: str | RuleSet, category: str, dice: Sequence[int]) -> int:
     return rs.category(category).rule.score(counts_of(check_dice(dice)))
 
 
-@dataclass(frozen=True)
-class Option:
+class Option(NamedTuple):  # (a tuple: options are made for every box after every roll)
     """What recording the current dice in one open box would do."""
     category: str
     points: int
@@ -289,11 +294,17 @@ def options(rules: str | RuleSet, card: Mapping[str, int | None], dice: Sequence
                     for c in lower}
         return {c.id: Option(c.id, 0, bonus) for c in open_cats}
 
-    return {c.id: Option(c.id, c.rule.score(counts)) for c in open_cats}
+    plain = _plain_options(rs, counts)
+    return {c.id: plain[c.id] for c in open_cats}
 
 
-@dataclass(frozen=True)
-class Totals:
+@lru_cache(maxsize=1024)  # 252 distinct throws per rule set
+def _plain_options(rs: RuleSet, counts: tuple[int, ...]) -> dict[str, Option]:
+    """Every box's plain score of these face counts: what `options` offers but for the joker (read only)."""
+    return {c.id: Option(c.id, c.rule.score(counts)) for c in rs.categories}
+
+
+class Totals(NamedTuple):
     upper: int
     upper_bonus: int
     lower: int

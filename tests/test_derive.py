@@ -222,7 +222,7 @@ def test_rejection_sampling_is_exact_for_every_byte(monkeypatch, bound):
     """The sampler fed every byte value once, the rejected ones (SPEC §2.3: b >= 256 - 256 mod m) first:
     it skips exactly those and maps each other byte b to b mod m, so every value is drawn equally often."""
     rejected = list(range(256 - 256 % bound, 256))
-    monkeypatch.setattr(derive, "byte_stream", lambda seed, msg: iter(rejected + list(range(256))))
+    monkeypatch.setattr(derive, "hmac_blocks", lambda seed, msg: iter([bytes(rejected), bytes(range(256))]))
     accepted = 256 - len(rejected)
     values = derive.uniform_ints(bytes(32), b"any message", bound, accepted)
     assert values == [b % bound for b in range(accepted)]

@@ -16,7 +16,10 @@ from verifier import turn as spec_turn
 
 def test_hold_candidates_of_every_throw_are_the_verifiers():
     for dice in itertools.product(range(1, 7), repeat=5):
-        assert space.hold_candidates(dice) == spec_turn.hold_candidates(dice), dice
+        expected = spec_turn.hold_candidates(dice)
+        assert space.hold_candidates(dice) == expected, dice
+        decisions, keeps = base.roll_decisions(dice)  # what the policies decide from
+        assert [(d.hold, int(k)) for d, k in zip(decisions, keeps)] == list(expected), dice
 
 
 def test_candidates_carry_the_values_they_are_given():
@@ -25,13 +28,12 @@ def test_candidates_carry_the_values_they_are_given():
     dice = (3, 1, 3, 6, 3)
     position = Position(rules, {c: None for c in rules.category_ids}, dice, 1)
     keep_values = np.arange(len(space.KEEPS), dtype=float) / 7.0
-    holds = base.hold_candidates(position, keep_values)
-    assert [(c.decision.action, c.decision.hold) for c in holds] == [("roll", p) for p, _ in
-                                                                     spec_turn.hold_candidates(dice)]
-    assert [c.value for c in holds] == [keep_values[k] for _, k in spec_turn.hold_candidates(dice)]
+    decisions, values = base.hold_choices(position, keep_values)
+    assert [(d.action, d.hold) for d in decisions] == [("roll", p) for p, _ in spec_turn.hold_candidates(dice)]
+    assert values == [keep_values[k] for _, k in spec_turn.hold_candidates(dice)]
     gains, ids = space.gain_matrix(rules, position.boxes)
     row = gains[space.ROLL_INDEX[tuple(sorted(dice))]].copy()
     row[0] = -np.inf  # an illegal box is left out
-    scores = base.score_candidates(position, row[np.newaxis].repeat(len(space.ROLLS), axis=0), ids)
-    assert [c.decision.category for c in scores] == list(ids[1:])
-    assert [c.value for c in scores] == [float(v) for v in row[1:]]
+    decisions, values = base.score_choices(position, row[np.newaxis].repeat(len(space.ROLLS), axis=0), ids)
+    assert [d.category for d in decisions] == list(ids[1:])
+    assert values == [float(v) for v in row[1:]]

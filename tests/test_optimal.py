@@ -22,7 +22,7 @@ import numpy as np
 import pytest
 
 from fairdice.bots import BOTS, play_bots, position_of, space
-from fairdice.bots.base import TIE_TOLERANCE, Decision, Policy, Position
+from fairdice.bots.base import TIE_TOLERANCE, Decision, Position
 from fairdice.bots.optimal import policy, programme, table_format
 from fairdice.edges import table_cache
 from fairdice.errors import FairdiceError
@@ -293,8 +293,8 @@ def test_a_keep_divided_once_is_divided_twice():
 
 @pytest.mark.parametrize("rules_id", sorted(RULESETS))
 def test_decide_is_the_policy_rule_on_the_candidates(rules_id, monkeypatch):
-    """Optimal.decide (which makes no Candidate) against Policy.decide on Optimal.candidates, with tie-breaks
-    that pick the first, the last and a middle one of the tied, and ask exactly once, as often."""
+    """Optimal.decide (which makes no Candidate) against SPEC's rule applied to Optimal.candidates, with
+    tie-breaks that pick the first, the last and a middle one of the tied, and ask exactly once, as often."""
     table, rng = random_table(rules_id, seed=2), random.Random(7)
     monkeypatch.setattr(policy, "_source", lambda rules_id: table)
     bot = BOTS["optimal"]
@@ -310,7 +310,7 @@ def test_decide_is_the_policy_rule_on_the_candidates(rules_id, monkeypatch):
         for pick in (lambda n: 0, lambda n: n - 1, lambda n: n // 2):
             asked_fast, asked_rule = [], []
             fast = bot.decide(position, lambda n: asked_fast.append(n) or pick(n))
-            by_rule = Policy.decide(_Fixed(candidates), position, lambda n: asked_rule.append(n) or pick(n))
+            by_rule = decide_by_rule(candidates, lambda n: asked_rule.append(n) or pick(n))
             assert fast == by_rule and asked_fast == asked_rule, (card, dice, roll)
 
 
@@ -331,7 +331,7 @@ def test_decide_breaks_real_ties_as_the_policy_rule(optimal_table):
             best = max(c.value for c in candidates)
             ties += sum(c.value >= best - TIE_TOLERANCE for c in candidates) > 1
             for pick in (lambda n: 0, lambda n: n - 1):
-                assert bot.decide(position, pick) == Policy.decide(_Fixed(candidates), position, pick)
+                assert bot.decide(position, pick) == decide_by_rule(candidates, pick)
             d = bot.decide(position, game.tiebreak)
             game.roll(0, d.hold) if d.action == "roll" else game.score(0, d.category)
     assert ties > 0 and table.rules.id == "yacht"
@@ -354,14 +354,12 @@ def test_decide_counts_near_ties_as_ties(monkeypatch):
     assert asked == [4] * 4 and picked == ["a", "b", "d", "e"]
 
 
-class _Fixed(Policy):
-    """A policy whose candidates are given: Policy.decide's own rule applied to them."""
-
-    def __init__(self, candidates):
-        self._candidates = candidates
-
-    def candidates(self, position):
-        return self._candidates
+def decide_by_rule(candidates, tiebreak) -> Decision:
+    """SPEC §4.5's rule, written here apart from base.Policy.decide: the candidates within TIE_TOLERANCE of
+    the best, in their order, and the tie-break's pick among them (asked once, with their number)."""
+    best = max(c.value for c in candidates)
+    tied = [c.decision for c in candidates if c.value >= best - TIE_TOLERANCE]
+    return tied[tiebreak(len(tied))]
 
 
 @pytest.mark.slow  # the classic13 table

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import NamedTuple
@@ -74,29 +74,52 @@ class Policy:
         doc = {"id": self.id, "version": self.version, "params": self.params()}
         return hashlib.sha256(json.dumps(doc, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
-    def candidates(self, position: Position) -> list[Candidate]:
+    def choices(self, position: Position) -> tuple[Sequence[Decision], list[float]]:
+        """Every candidate decision after a roll and its value, in the canonical order (holds by position
+        mask, then boxes in table order): what `candidates` and `decide` are made of."""
         raise NotImplementedError
 
+    def candidates(self, position: Position) -> list[Candidate]:
+        return list(map(Candidate, *self.choices(position)))
+
     def decide(self, position: Position, tiebreak: Callable[[int], int]) -> Decision:
-        ranked = self.candidates(position)
-        best = max(c.value for c in ranked)
-        tied = [c for c in ranked if c.value >= best - TIE_TOLERANCE]
-        return tied[tiebreak(len(tied))].decision
+        """The derived pick among the choices within TIE_TOLERANCE of the best (no Candidate made: a bot
+        decides several times a turn, inside the answer to a move)."""
+        decisions, values = self.choices(position)
+        floor = max(values) - TIE_TOLERANCE
+        tied = [i for i, value in enumerate(values) if value >= floor]
+        return decisions[tied[tiebreak(len(tied))]]
 
 
-def score_candidates(position: Position, gains: np.ndarray, ids: list[str],
-                     future: Mapping[str, float] | None = None) -> list[Candidate]:
-    """One candidate per legal box, in table order, valued by gain (plus a future value per box)."""
+def score_choices(position: Position, gains: np.ndarray, ids: tuple[str, ...]
+                  ) -> tuple[tuple[Decision, ...], list[float]]:
+    """One choice per legal box, in table order, valued by its gain (-inf in `gains`: not legal)."""
     row = gains[space.ROLL_INDEX[tuple(sorted(position.dice))]].tolist()  # the same values, as Python floats
-    return [Candidate(_score_decision(cid), gain + (future[cid] if future else 0.0))
-            for gain, cid in zip(row, ids) if gain != -math.inf]
+    decisions = _score_decisions(ids)
+    if -math.inf not in row:
+        return decisions, row
+    legal = [i for i, gain in enumerate(row) if gain != -math.inf]
+    return tuple(decisions[i] for i in legal), [row[i] for i in legal]
 
 
-def hold_candidates(position: Position, keep_values: np.ndarray) -> list[Candidate]:
-    """One candidate per distinct hold that rerolls something, valued by keep_values[keep]."""
-    holds = space.hold_masks(position.dice)
-    values = keep_values.take([keep for _, keep in holds]).tolist()  # the same values, as Python floats
-    return [Candidate(_ROLL_DECISIONS[mask], value) for (mask, _), value in zip(holds, values)]
+def hold_choices(position: Position, keep_values: np.ndarray) -> tuple[tuple[Decision, ...], list[float]]:
+    """One choice per distinct hold that rerolls something, valued by keep_values[keep]."""
+    decisions, keeps = roll_decisions(position.dice)
+    return decisions, keep_values.take(keeps).tolist()  # the same values, as Python floats
+
+
+@lru_cache(maxsize=8192)
+def roll_decisions(dice: tuple[int, ...]) -> tuple[tuple[Decision, ...], np.ndarray]:
+    """The decision to keep each distinct hold of these dice that rerolls something, by position mask
+    (space.hold_masks), and the keep index of each."""
+    holds = space.hold_masks(dice)
+    return (tuple(_ROLL_DECISIONS[mask] for mask, _ in holds),
+            np.array([keep for _, keep in holds], dtype=np.intp))
+
+
+@lru_cache(maxsize=1024)
+def _score_decisions(ids: tuple[str, ...]) -> tuple[Decision, ...]:
+    return tuple(_score_decision(cid) for cid in ids)
 
 
 _ROLL_DECISIONS = tuple(Decision("roll", hold=positions) for positions in space.POSITIONS_OF_MASK)  # by mask

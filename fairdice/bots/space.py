@@ -51,6 +51,7 @@ def _build_tables():
 
 
 TRANSITION, SUBKEEPS = _build_tables()
+SUBKEEPS_BY_COLUMN = np.ascontiguousarray(SUBKEEPS.T)  # (32, 252): a maximum over axis 0 runs at C speed
 FIRST_ROLL = TRANSITION[KEEP_INDEX[()]]
 
 
@@ -71,31 +72,33 @@ FIVE_ALIKE_ROLLS = tuple(ROLL_INDEX[(f,) * DICE] for f in FACES)
 def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.ndarray, tuple[str, ...]]:
     """Immediate gain (points, upper bonus reached, Yahtzee bonus) of each legal box for every roll.
 
-    Shape (252, open boxes); an illegal box for a roll is -inf (the forced joker
+    Shape (252, open boxes), column-major; an illegal box for a roll is -inf (the forced joker
     and the upper-first house rule make some boxes illegal for some rolls).
     Cached per card, since a turn asks up to three times; the array is read-only.
     """
-    return _gain_matrix(rules, card_key(rules, boxes), upper_first)
+    return card_gains(rules, card_key(rules, boxes), upper_first)
 
 
 def card_key(rules: RuleSet, boxes) -> tuple:
     """A card as a hashable value, for the per-card caches."""
-    return tuple(boxes.get(c) for c in rules.category_ids)
+    return tuple([boxes.get(c) for c in rules.category_ids])
 
 
 @lru_cache(maxsize=1024)
-def _gain_matrix(rules: RuleSet, box_values: tuple, upper_first: bool):
-    boxes = dict(zip(rules.category_ids, box_values))
+def card_gains(rules: RuleSet, card: tuple, upper_first: bool):
+    """gain_matrix of the card `card_key` made."""
+    boxes = dict(zip(rules.category_ids, card))
     open_cols = [c for c, cat in enumerate(rules.categories) if boxes.get(cat.id) is None]
     if upper_first and any(rules.categories[c].upper for c in open_cols):
         open_cols = [c for c in open_cols if rules.categories[c].upper]
     ids = [rules.categories[c].id for c in open_cols]
-    gains = score_table(rules)[:, open_cols].copy()
+    gains = np.asfortranarray(score_table(rules)[:, open_cols])  # (a copy: the score table stays as it is)
     upper_sum = sum(boxes.get(c.id) or 0 for c in rules.categories if c.upper)
-    if upper_sum < UPPER_BONUS_THRESHOLD:
-        for j, c in enumerate(open_cols):
-            if rules.categories[c].upper:
-                gains[:, j] += np.where(upper_sum + gains[:, j] >= UPPER_BONUS_THRESHOLD, rules.upper_bonus, 0)
+    upper_open = [j for j, c in enumerate(open_cols) if rules.categories[c].upper]
+    if upper_sum < UPPER_BONUS_THRESHOLD and upper_open:
+        upper_gains = gains[:, upper_open]
+        gains[:, upper_open] = upper_gains + np.where(upper_sum + upper_gains >= UPPER_BONUS_THRESHOLD,
+                                                      rules.upper_bonus, 0)
     if rules.forced_joker and boxes.get(rules.five_alike) is not None:
         for r in FIVE_ALIKE_ROLLS:
             legal = options(rules, boxes, ROLLS[r], upper_first)

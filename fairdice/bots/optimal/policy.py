@@ -19,7 +19,7 @@ import numpy as np
 from ...errors import FairdiceError
 from ...rules import DICE, UPPER_BONUS_THRESHOLD, RuleSet, options, ruleset
 from .. import space
-from ..base import TIE_TOLERANCE, Candidate, Decision, Policy, Position
+from ..base import Decision, Policy, Position, roll_decisions
 from . import programme
 from .programme import OUTCOMES, POINT, StateSpace
 from .table_format import manifest
@@ -146,7 +146,7 @@ class SolvedTable:
 
     def choices(self, boxes, dice, rolls_left: int) -> tuple[tuple[Decision, ...], list[float]]:
         """Every candidate decision after a roll and its value in points, in the canonical order of
-        base.hold_candidates and score_candidates: the distinct holds that reroll something (none when
+        base.hold_choices and score_choices: the distinct holds that reroll something (none when
         `rolls_left` is 0), valued as `hold_values`, then the legal boxes, valued as `score_values`."""
         state = self.state(boxes)
         turn = self._turn(state)
@@ -158,7 +158,7 @@ class SolvedTable:
             decisions, values = turn.score_decisions, turn.score_points(space.ROLL_INDEX[roll])
         if rolls_left == 0:
             return decisions, values
-        holds, keeps = _roll_decisions(dice)
+        holds, keeps = roll_decisions(dice)
         return holds + decisions, turn.hold_points(keeps, rolls_left) + values
 
     def score_values(self, boxes, dice) -> list[tuple[str, float]]:
@@ -216,17 +216,7 @@ class Optimal(Policy):
             raise FairdiceError("unsupported_rules", "the optimal bot does not play the upper-first house rule")
         return table_for(position.rules.id)
 
-    def candidates(self, position: Position) -> list[Candidate]:
-        return list(map(Candidate, *self._choices(position)))
-
-    def decide(self, position: Position, tiebreak: Callable[[int], int]) -> Decision:
-        """Policy.decide on the same candidates, without making a Candidate of each."""
-        decisions, values = self._choices(position)
-        floor = max(values) - TIE_TOLERANCE
-        tied = [i for i, value in enumerate(values) if value >= floor]
-        return decisions[tied[tiebreak(len(tied))]]
-
-    def _choices(self, position: Position) -> tuple[tuple[Decision, ...], list[float]]:
+    def choices(self, position: Position) -> tuple[tuple[Decision, ...], list[float]]:
         table = self.table(position)
         if position.roll == 0:  # before the first roll the only move is to throw all five
             return (_THROW_ALL,), [table.value(position.boxes)]
@@ -247,10 +237,3 @@ def _open_boxes(rules: RuleSet, mask: int) -> tuple[tuple[int, ...], tuple[Decis
 def _score_decision(category: str) -> Decision:
     return Decision("score", category=category)
 
-
-@lru_cache(maxsize=8192)
-def _roll_decisions(dice: tuple[int, ...]) -> tuple[tuple[Decision, ...], np.ndarray]:
-    """The roll decisions of base.hold_candidates for these dice, and the keep each one keeps."""
-    holds = space.hold_candidates(tuple(dice))
-    return (tuple(Decision("roll", hold=positions) for positions, _ in holds),
-            np.array([k for _, k in holds], dtype=np.intp))
