@@ -517,11 +517,14 @@ def _turn(game: Game) -> str:
 
 
 def _options(options: dict) -> str:
-    parts = []
-    for cid, opt in options.items():
-        parts.append(f'{_key(cid)}{{"points":{opt.points:d},"yahtzee_bonus":{opt.yahtzee_bonus:d},'
-                     f'"joker":{_value(opt.joker)}}}')
-    return "{" + ",".join(parts) + "}"
+    return "{" + ",".join([_option(cid, opt) for cid, opt in options.items()]) + "}"
+
+
+@functools.lru_cache(maxsize=4096)
+def _option(cid: str, opt) -> str:
+    """One box of `options` as JSON (the same few hundred options come back roll after roll)."""
+    return (f'{_key(cid)}{{"points":{opt.points:d},"yahtzee_bonus":{opt.yahtzee_bonus:d},'
+            f'"joker":{_value(opt.joker)}}}')
 
 
 def _value(value) -> str:

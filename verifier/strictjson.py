@@ -54,9 +54,7 @@ def loads(data: bytes, integral_floats: bool = False) -> object:
         raise _too_deep()
     long_digit_runs = b"0" * 16 in data.translate(_DIGITS_TO_ZERO)  # (an integer of 2^53 or more has 16)
     try:
-        value = json.loads(text, object_pairs_hook=_object, parse_constant=_constant,
-                           parse_float=_whole_or_float if integral_floats else _float,
-                           parse_int=_int if long_digit_runs else None)
+        value = _DECODERS[integral_floats, long_digit_runs].decode(text)
     except json.JSONDecodeError as e:
         at = "" if e.msg.endswith(" at") else " at"  # ("Unterminated string starting at")
         raise StrictJSONError(f"not JSON: {e.msg}{at} line {e.lineno}, column {e.colno}", "not_json") from None
@@ -65,6 +63,12 @@ def loads(data: bytes, integral_floats: bool = False) -> object:
     if _SURROGATE_ESCAPE.search(unescaped):
         _refuse_lone_surrogates(value)
     return value
+
+
+def _decoder(integral_floats: bool, checks_ints: bool) -> json.JSONDecoder:
+    return json.JSONDecoder(object_pairs_hook=_object, parse_constant=_constant,
+                            parse_float=_whole_or_float if integral_floats else _float,
+                            parse_int=_int if checks_ints else None)
 
 
 def _utf8(data: bytes) -> str:
@@ -143,6 +147,9 @@ def _check_magnitude(literal: str, value):
                               "(2^53 or more: not exact in every parser)", "number_out_of_range")
     return value
 
+
+# one decoder per variant, made once (json.loads with hooks would build one per call; a decoder keeps no state)
+_DECODERS = {(floats, ints): _decoder(floats, ints) for floats in (False, True) for ints in (False, True)}
 
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -120,7 +120,7 @@ def bearer_token() -> str:
 
 def presented_token() -> str | None:
     """The bearer token if the request carries a well-formed one, else None."""
-    scheme, _, token = request.headers.get("Authorization", "").partition(" ")
+    scheme, _, token = request.environ.get("HTTP_AUTHORIZATION", "").partition(" ")  # (request.headers, directly)
     token = token.strip()
     if scheme.lower() != "bearer" or not token or len(token) > TOKEN_MAX:
         return None
@@ -128,7 +128,7 @@ def presented_token() -> str | None:
 
 
 def idempotency_key() -> str | None:
-    key = request.headers.get("Idempotency-Key")
+    key = request.environ.get("HTTP_IDEMPOTENCY_KEY")  # (request.headers["Idempotency-Key"], directly)
     if key is None:
         return None
     if not IDEMPOTENCY_KEY.fullmatch(key):
