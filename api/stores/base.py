@@ -189,8 +189,16 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, safe="*")))
 
 
+_stamp = (0, "")  # (a second, its stamp): every write is stamped, and one strftime a second will do
+
+
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    """This second in UTC, as the stores write it (2026-12-01T12:00:00Z)."""
+    global _stamp
+    second = int(time.time())
+    if _stamp[0] != second:
+        _stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
+    return _stamp[1]
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # json.dumps(**kw) builds one per call

@@ -61,6 +61,16 @@ MIN_FREE_BYTES = 256 << 10  # less free space than this on the database's file s
 _CHECKPOINTER_LOCK = threading.Lock()
 _UNFINISHED = f"seed_revealed IS NULL AND status NOT IN {FINAL_STATUSES!r}"  # the index's WHERE, then exact
 
+_forks = 0  # forks this process descends from: a connection or thread of an earlier count is the parent's
+
+
+def _count_fork() -> None:
+    global _forks
+    _forks += 1
+
+
+os.register_at_fork(after_in_child=_count_fork)  # (os.getpid() per call was a system call per call)
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS games (
     game_id       TEXT PRIMARY KEY,
@@ -122,7 +132,10 @@ _KEEP = ("INSERT INTO idempotency (game_id, seat, key, fingerprint, status, body
 _MOVE = ("UPDATE games SET event_count = ?, status = ?, updated_at = ? WHERE game_id = ? AND event_count = ?")
 _MOVE_AND_REVEAL = ("UPDATE games SET event_count = ?, status = ?, updated_at = ?, seed_sealed = NULL, "
                     "seed_revealed = ?, final_log = ? WHERE game_id = ? AND event_count = ?")
-_ADD_EVENT = "INSERT INTO events (game_id, idx, body) VALUES (?, ?, ?)"
+EVENTS_PER_INSERT = 16  # events one INSERT adds (one statement for the 1-8 of a move, not one step per event)
+# _ADD_EVENTS[n] adds n events: ?1 the game, ?2 the index of the first, ?3... their bodies
+_ADD_EVENTS = tuple("INSERT INTO events (game_id, idx, body) VALUES " +
+                    ", ".join(f"(?1, ?2 + {i}, ?{i + 3})" for i in range(n)) for n in range(EVENTS_PER_INSERT + 1))
 # GCRA: a key's row holds its theoretical arrival time (tat); an event at `now` is allowed if the tat runs
 # at most `tau` ahead of now, and then moves the tat one interval on.  Refused: the row is left as it was.
 _RATE_HIT = ("INSERT INTO rate_limits (key, tat) VALUES (:key, :now + :interval) ON CONFLICT (key) DO UPDATE "
@@ -144,6 +157,7 @@ class SQLiteStore(Store):
         self.checkpoint_every = checkpoint_every
         self._checkpointer: tuple[int, threading.Thread] | None = None
         self.path = Path(os.path.abspath(path))
+        self._path_text = str(self.path)  # (os.stat of a str skips a Path's conversion, before every write)
         if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         self.synchronous = synchronous.upper()
@@ -203,45 +217,45 @@ class SQLiteStore(Store):
 
     def _start_checkpointer(self) -> None:
         """One daemon thread per process (started on its first connection, again after a fork)."""
-        if self.checkpoint_every <= 0 or (self._checkpointer and self._checkpointer[0] == os.getpid()):
+        if self.checkpoint_every <= 0 or (self._checkpointer and self._checkpointer[0] == _forks):
             return
         with _CHECKPOINTER_LOCK:
-            if self._checkpointer and self._checkpointer[0] == os.getpid():
+            if self._checkpointer and self._checkpointer[0] == _forks:
                 return
-            thread = threading.Thread(target=_checkpoint_loop, args=(weakref.ref(self), os.getpid()),
+            thread = threading.Thread(target=_checkpoint_loop, args=(weakref.ref(self), _forks),
                                       name="fairdice-wal-checkpoint", daemon=True)
-            self._checkpointer = (os.getpid(), thread)
+            self._checkpointer = (_forks, thread)
             thread.start()
 
     def _conn(self, check_every: float = 0.0) -> sqlite3.Connection:
         """This thread's connection, once the path is checked to still name the file the store opened
         (`check_every`: skip the check when one succeeded less than this many seconds ago)."""
         local = self._local
-        fresh = getattr(local, "pid", None) != os.getpid()
+        fresh = getattr(local, "forks", None) != _forks
         if fresh or check_every <= 0 or time.monotonic() - self._checked_at > check_every:
             self._check_file()  # (always before a new connection opens whatever is at the path)
         if fresh:
             local.conn, local.lock_fd = self._connect(), None
-            local.pid = os.getpid()
+            local.forks = _forks
             self._start_checkpointer()
         return local.conn
 
     def _drop_connection(self) -> None:
         """Forget this thread's connection (after a fault: the next call opens a fresh one)."""
         local = self._local
-        if getattr(local, "pid", None) == os.getpid():
+        if getattr(local, "forks", None) == _forks:
             try:
                 local.conn.close()
             except sqlite3.Error:
                 pass
             if local.lock_fd is not None:
                 os.close(local.lock_fd)
-        local.pid = None
+        local.forks = None
 
     def _check_file(self) -> None:
         """Unavailable unless the path still names the very file this store opened."""
         try:
-            found = _identity(os.stat(self.path))
+            found = _identity(os.stat(self._path_text))
         except FileNotFoundError:
             raise Unavailable("database_missing", f"{self.path} is gone: put it back (a server never makes a "
                                                   f"new database while it runs)") from None
@@ -379,7 +393,7 @@ class SQLiteStore(Store):
     def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
         now = _now()  # everything but the writing itself is done before the lock
         count = expected_count + len(events)
-        rows = [(game_id, expected_count + i, _dumps(e)) for i, e in enumerate(events)]
+        bodies = [_dumps(e) for e in events]
         if reveal is None:
             move = (_MOVE, (count, status, now, game_id, expected_count))
         else:
@@ -387,7 +401,7 @@ class SQLiteStore(Store):
         keep = None if remember is None else (game_id, _seat_key(remember.seat), remember.key,
                                               remember.fingerprint, remember.status, remember.body, now)
         try:
-            return self._write(_append, game_id, expected_count, rows, move, keep)
+            return self._write(_append, game_id, expected_count, bodies, move, keep)
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"game {game_id}: events refused: {exc}") from None
 
@@ -475,7 +489,7 @@ def _insert_game(conn: sqlite3.Connection, row: tuple) -> None:
                  "seed_revealed, status, client, event_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)", row)
 
 
-def _append(conn: sqlite3.Connection, game_id, expected_count, rows, move, keep) -> Remembered | None:
+def _append(conn: sqlite3.Connection, game_id, expected_count, bodies, move, keep) -> Remembered | None:
     """Keep the answer first (a key already answered gets its answer, whatever the game did since), then move
     the game's count on only from `expected_count`, then add the events."""
     if keep is not None:
@@ -492,7 +506,9 @@ def _append(conn: sqlite3.Connection, game_id, expected_count, rows, move, keep)
         if found is None:
             raise GameNotFound(game_id)
         raise Conflict(f"game {game_id} has {found[0]} events, not {expected_count}")
-    conn.executemany(_ADD_EVENT, rows)
+    for start in range(0, len(bodies), EVENTS_PER_INSERT):
+        chunk = bodies[start:start + EVENTS_PER_INSERT]
+        conn.execute(_ADD_EVENTS[len(chunk)], (game_id, expected_count + start, *chunk))
     return None
 
 
@@ -611,7 +627,7 @@ def _statements(script: str) -> list[str]:
     return [s for s in statements if s]
 
 
-def _checkpoint_loop(store_ref, pid: int) -> None:
+def _checkpoint_loop(store_ref, forks: int) -> None:
     """PASSIVE checkpoints every `checkpoint_every` seconds while the store lives (and is not closed)."""
     store = store_ref()
     if store is None:
@@ -623,7 +639,7 @@ def _checkpoint_loop(store_ref, pid: int) -> None:
         while True:
             time.sleep(every)
             store = store_ref()
-            if store is None or not store._checkpointer or store._checkpointer[0] != pid:
+            if store is None or not store._checkpointer or store._checkpointer[0] != forks:
                 return
             try:
                 store._check_file()  # never checkpoint into (or make) another file at the path
