@@ -104,7 +104,7 @@ def score_choices(position: Position, gains: np.ndarray, ids: tuple[str, ...]
 
 def hold_choices(position: Position, keep_values: np.ndarray) -> tuple[tuple[Decision, ...], list[float]]:
     """One choice per distinct hold that rerolls something, valued by keep_values[keep]."""
-    decisions, keeps = roll_decisions(position.dice)
+    decisions, keeps = roll_decisions(tuple(position.dice))
     return decisions, keep_values.take(keeps).tolist()  # the same values, as Python floats
 
 

@@ -49,7 +49,8 @@ class ExpectedValue(Policy):
         scores = score_choices(position, gains, ids)
         if position.rolls_left == 0:
             return scores
-        holds = hold_choices(position, _keep_values(position.rules, card, position.upper_first)[position.rolls_left - 1])
+        keep_values = _keep_values(position.rules, card, position.upper_first)[position.rolls_left - 1]
+        holds = hold_choices(position, keep_values)
         return holds[0] + scores[0], holds[1] + scores[1]
 
 
