@@ -344,7 +344,8 @@ def measure(args, data_dir: str, db_url: str | None, database) -> dict:
         for proc, _, _ in servers:
             proc.wait(15)
     ratio = statistics.median(ratios)
-    return {"rounds": len(rounds), "round_ratios": [round(r, 3) for r in ratios],"concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
+    return {"rounds": len(rounds), "round_ratios": [round(r, 3) for r in ratios],
+            "concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
             "limits": "counted" if args.with_limits else "off",
             "workers": args.workers, "threads": args.threads, "clients": args.clients, "cpus": os.cpu_count(),
             "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls, **phases, "ratio": round(ratio, 3),

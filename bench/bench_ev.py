@@ -18,6 +18,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's fair
 
 from fairdice.bots import BOTS, position_of  # noqa: E402
 from fairdice.bots import policies, space  # noqa: E402
+from fairdice.bots.base import roll_decisions  # noqa: E402
 from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
 
@@ -49,7 +50,7 @@ def median_ms(fn, items):
     times = []
     for item in items:
         space.card_gains.cache_clear()
-        space.hold_candidates.cache_clear()
+        roll_decisions.cache_clear()
         policies._keep_values.cache_clear()
         t = time.perf_counter()
         fn(item)

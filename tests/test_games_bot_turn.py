@@ -15,11 +15,10 @@ from verifier import turn as spec_turn
 
 
 def test_hold_candidates_of_every_throw_are_the_verifiers():
+    """The roll decisions the policies weigh (base.roll_decisions): positions, keeps and order."""
     for dice in itertools.product(range(1, 7), repeat=5):
-        expected = spec_turn.hold_candidates(dice)
-        assert space.hold_candidates(dice) == expected, dice
-        decisions, keeps = base.roll_decisions(dice)  # what the policies decide from
-        assert [(d.hold, int(k)) for d, k in zip(decisions, keeps)] == list(expected), dice
+        decisions, keeps = base.roll_decisions(dice)
+        assert [(d.hold, int(k)) for d, k in zip(decisions, keeps)] == list(spec_turn.hold_candidates(dice)), dice
 
 
 def test_candidates_carry_the_values_they_are_given():

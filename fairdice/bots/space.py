@@ -136,13 +136,6 @@ def hold_masks(dice) -> list[tuple[int, int]]:
     return sorted([(to_positions[kept], keep) for kept, keep in _roll_holds(tuple(sorted(dice)))])
 
 
-@lru_cache(maxsize=8192)
-def hold_candidates(dice: tuple[int, ...]) -> tuple[tuple[tuple[int, ...], int], ...]:
-    """(canonical positions, keep index) for every distinct hold that rerolls at least one die,
-    ordered by the hold's position mask (bit i = position i held): the tie-break order of SPEC.md."""
-    return tuple((POSITIONS_OF_MASK[mask], keep) for mask, keep in hold_masks(dice))
-
-
 @lru_cache(maxsize=len(ROLLS))
 def _roll_holds(roll: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
     """The holds of a sorted roll that reroll at least one die: (mask of the kept indices of the roll, keep
