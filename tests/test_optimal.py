@@ -114,7 +114,8 @@ def brute_force(rules: RuleSet, threshold: int) -> dict:
     ("yacht", ("yacht", "full_house"), 63),
     ("classic13", ("sixes", "full_house", "yahtzee"), 18),      # forced joker, +100, upper bonus
     ("classic13", ("ones", "small_straight", "yahtzee"), 3),
-    ("yatzy", ("twos", "threes", "two_pairs"), 10),             # two upper boxes crossing the threshold
+    pytest.param("yatzy", ("twos", "threes", "two_pairs"), 10,  # two upper boxes crossing the threshold
+                 marks=pytest.mark.slow),  # (3 s: the largest of these sub-games)
 ])
 def test_dp_matches_brute_force(rules_id, cats, threshold):
     rules = mini(rules_id, cats)

@@ -599,6 +599,7 @@ print(sum(allowed))
 """
 
 
+@pytest.mark.slow  # (4 s: 3 processes started, 120 steps of time)
 def test_rate_hits_from_many_threads_and_processes_allow_exactly_the_rate(backend):
     """3 processes of 3 threads hit one key at once with the same time (exactly the burst of 5 is allowed),
     then as time goes on (exactly the burst plus one per interval: 5 + floor((M - t0) / 0.5) by the last
