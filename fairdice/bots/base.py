@@ -119,12 +119,13 @@ def roll_decisions(dice: tuple[int, ...]) -> tuple[tuple[Decision, ...], np.ndar
 
 @lru_cache(maxsize=1024)
 def _score_decisions(ids: tuple[str, ...]) -> tuple[Decision, ...]:
-    return tuple(_score_decision(cid) for cid in ids)
+    return tuple(score_decision(cid) for cid in ids)
 
 
 _ROLL_DECISIONS = tuple(Decision("roll", hold=positions) for positions in space.POSITIONS_OF_MASK)  # by mask
 
 
 @lru_cache(maxsize=64)
-def _score_decision(category: str) -> Decision:
+def score_decision(category: str) -> Decision:
+    """The decision to fill `category` (one object per box, shared by every policy)."""
     return Decision("score", category=category)

@@ -19,7 +19,7 @@ import numpy as np
 from ...errors import FairdiceError
 from ...rules import DICE, UPPER_BONUS_THRESHOLD, RuleSet, options, ruleset
 from .. import space
-from ..base import Decision, Policy, Position, roll_decisions
+from ..base import Decision, Policy, Position, roll_decisions, score_decision
 from . import programme
 from .programme import OUTCOMES, POINT, StateSpace
 from .table_format import manifest
@@ -153,7 +153,7 @@ class SolvedTable:
         roll = tuple(sorted(dice))
         if roll[0] == roll[-1] and programme.joker_applies(self.states, state[0]):
             scored = self._joker_score_values(boxes, roll, state)
-            decisions, values = tuple(_score_decision(cid) for cid, _ in scored), [value for _, value in scored]
+            decisions, values = tuple(score_decision(cid) for cid, _ in scored), [value for _, value in scored]
         else:
             decisions, values = turn.score_decisions, turn.score_points(space.ROLL_INDEX[roll])
         if rolls_left == 0:
@@ -230,10 +230,5 @@ _THROW_ALL = Decision("roll", hold=())
 def _open_boxes(rules: RuleSet, mask: int) -> tuple[tuple[int, ...], tuple[Decision, ...]]:
     """The open boxes of a card (table order), and the decision to score each."""
     open_boxes = tuple(c for c in range(len(rules.categories)) if not mask >> c & 1)
-    return open_boxes, tuple(_score_decision(rules.category_ids[c]) for c in open_boxes)
-
-
-@lru_cache(maxsize=None)
-def _score_decision(category: str) -> Decision:
-    return Decision("score", category=category)
+    return open_boxes, tuple(score_decision(rules.category_ids[c]) for c in open_boxes)
 
