@@ -23,7 +23,6 @@ import hashlib
 import hmac
 import json
 import secrets
-import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -99,10 +98,6 @@ class Games:
         self.max_unfinished = max_unfinished
         self._setups: OrderedDict[str, Setup] = OrderedDict()
         self._setup_cache = setup_cache
-        # h_n of SPEC §5.6 for stored histories, by game id: events are append-only, so a chain over a stored
-        # history stays a prefix of every later one and is extended rather than recomputed.
-        self._chains: OrderedDict[str, Chain] = OrderedDict()
-        self._chains_lock = threading.Lock()
         # Games this process has just stored, by id, with their state writer: a command takes its game out and
         # puts it back only once its events are committed.  A copy that another worker has overtaken cannot do
         # harm: its append expects the old event count and gets Conflict, so the command is computed again on a
@@ -123,9 +118,9 @@ class Games:
             require_bot_tables(setup)
             self._check_quota(client)
             seed = secrets.token_bytes(derive.SEED_BYTES)
-            game = Game(setup, seed)
             signer = self.keys.signer
-            opened = open_log(game, signer)
+            opened = open_log(Game(setup, seed), signer)
+            game = Game(setup, seed, opened["header"])  # with the chain its players' signatures cover
             humans = setup.human_seats
             tokens = [(seat, secrets.token_urlsafe(TOKEN_BYTES)) for seat in (humans or [None])]
             record = GameRecord(game_id=game_id, opened=opened, key_id=signer.key_id,
@@ -210,29 +205,38 @@ class Games:
 
     # --- commands -----------------------------------------------------------------
 
-    def commit_client_seed(self, game_id, token, commitment, idempotency_key=None) -> Reply:
+    # Each move takes `signed`: the player's signature of a version 3 game (SPEC §5.7), as a dict of
+    # player_signature and event_count (and player_key with a seat's first command), or {} for none.
+
+    def commit_client_seed(self, game_id, token, commitment, idempotency_key=None, signed=None) -> Reply:
         """A seat's commitment to its client seed (games of two or more humans)."""
-        return self._command(game_id, token, "client_seed_commit", {"commitment": commitment}, idempotency_key,
-                             lambda game, seat: game.commit_client_seed(_player(seat), commitment))
+        signed = signed or {}
+        return self._command(game_id, token, "client_seed_commit", {"commitment": commitment, **signed},
+                             idempotency_key, lambda game, seat: game.commit_client_seed(_player(seat), commitment,
+                                                                                         **signed))
 
-    def client_seed(self, game_id, token, client_seed, salt=None, idempotency_key=None) -> Reply:
+    def client_seed(self, game_id, token, client_seed, salt=None, idempotency_key=None, signed=None) -> Reply:
         """A seat's client seed; with its salt, the reveal of a commitment."""
-        payload = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {})}
+        signed = signed or {}
+        payload = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {}), **signed}
         return self._command(game_id, token, "client_seed", payload, idempotency_key,
-                             lambda game, seat: game.supply_client_seed(seat, client_seed, salt))
+                             lambda game, seat: game.supply_client_seed(seat, client_seed, salt, **signed))
 
-    def roll(self, game_id, token, hold, idempotency_key=None) -> Reply:
-        return self._command(game_id, token, "roll", {"hold": hold}, idempotency_key,
-                             lambda game, seat: game.roll(_player(seat), hold))
+    def roll(self, game_id, token, hold, idempotency_key=None, signed=None) -> Reply:
+        signed = signed or {}
+        return self._command(game_id, token, "roll", {"hold": hold, **signed}, idempotency_key,
+                             lambda game, seat: game.roll(_player(seat), hold, **signed))
 
-    def score(self, game_id, token, category, idempotency_key=None) -> Reply:
-        return self._command(game_id, token, "score", {"category": category}, idempotency_key,
-                             lambda game, seat: game.score(_player(seat), category))
+    def score(self, game_id, token, category, idempotency_key=None, signed=None) -> Reply:
+        signed = signed or {}
+        return self._command(game_id, token, "score", {"category": category, **signed}, idempotency_key,
+                             lambda game, seat: game.score(_player(seat), category, **signed))
 
-    def abandon(self, game_id, token, idempotency_key=None) -> Reply:
+    def abandon(self, game_id, token, idempotency_key=None, signed=None) -> Reply:
         """The token's seat gives up (reason "player"); the operator token of a game without humans too."""
-        return self._command(game_id, token, "abandon", {}, idempotency_key,
-                             lambda game, seat: game.abandon(seat, "player"))
+        signed = signed or {}
+        return self._command(game_id, token, "abandon", dict(signed), idempotency_key,
+                             lambda game, seat: game.abandon(seat, "player", **signed))
 
     def expire(self, game_id: str, now: float | None = None) -> Reply:
         """The server's own abandon (seat null, reason "timeout"), refused (409 `not_expired`) unless the game
@@ -304,8 +308,7 @@ class Games:
             signer = self.keys.signer_for(record.key_id)
             reveal = (game.revealed_seed().hex(), _json(build_log(record.opened, game, signer)))
         new_events = game.events[before:]
-        chain = self._chain(record, game.events, before).extend(new_events)
-        body = live.view.text(game, self._sign(record, chain), since=before)
+        body = live.view.text(game, self._sign(record, game.chain), since=before)
         kept = Remember(seat, idempotency_key, fingerprint, 200, body) if idempotency_key is not None else None
         try:
             seen = self.store.append(game_id, before, new_events, game.status, reveal, kept)
@@ -313,7 +316,6 @@ class Games:
             raise not_found(game_id) from None
         if seen is not None:  # a twin request with the same key got there first
             return _replay(seen, fingerprint)
-        self._remember_chain(game_id, chain)
         if not game.over:
             self._keep(live)
         return Reply(200, body)
@@ -340,39 +342,19 @@ class Games:
 
     # --- move receipts (SPEC §5.6) ---------------------------------------------------------
 
-    def _chain(self, record: GameRecord, events: list[dict], count: int) -> Chain:
-        """h_n over the header and the first `count` of `events`, which must be the game's history as stored."""
-        with self._chains_lock:
-            known = self._chains.get(record.game_id)
-        if known is None or known.count > count:
-            known = Chain.start(record.opened["header"])
-        return known.extend(events[known.count:count])
-
-    def _remember_chain(self, game_id: str, chain: Chain) -> None:
-        with self._chains_lock:
-            known = self._chains.get(game_id)
-            if known is not None and known.count > chain.count:
-                return  # another request has stored a longer history meanwhile
-            self._chains[game_id] = chain
-            self._chains.move_to_end(game_id)
-            if len(self._chains) > self._live_cache:
-                self._chains.popitem(last=False)
-
     def _sign(self, record: GameRecord, chain: Chain) -> dict:
         return self.keys.signer_for(record.key_id).sign_receipt(record.game_id, chain.count, chain.digest)
 
     def _receipt(self, record: GameRecord, game: Game) -> dict:
-        """The receipt of the stored history `game` was restored from."""
-        chain = self._chain(record, game.events, len(game.events))
-        self._remember_chain(record.game_id, chain)
-        return self._sign(record, chain)
+        """The receipt of the stored history `game` was restored from (the game keeps its chain)."""
+        return self._sign(record, game.chain)
 
     # --- internals ----------------------------------------------------------------
 
     def _setup(self, record: GameRecord) -> Setup:
         setup = self._setups.get(record.game_id)
         if setup is None:
-            setup = setup_from_header(record.opened["header"])
+            setup = setup_from_header(record.opened["header"], record.opened["version"])
             self._setups_put(record.game_id, setup)
         return setup
 
@@ -386,7 +368,7 @@ class Games:
             seed = bytes.fromhex(record.seed_revealed)
         else:
             seed = self.keys.seed_box.open(record.game_id, record.seed_sealed)
-        game = Game.restore(self._setup(record), seed, events)
+        game = Game.restore(self._setup(record), seed, events, record.opened["header"])
         if not hmac.compare_digest(game.commitment, record.opened["header"]["commitment"]):
             raise StoreError(f"game {record.game_id}: stored seed does not match its commitment")
         return game
@@ -490,13 +472,14 @@ class StateText:
     def _seat(self, game: Game, i: int, missing: list, commitments: dict) -> str:
         card = game.card(i)
         # Everything the block shows besides the fixed head: a card changes only by a score, which counts a turn.
-        shows = (card.turns, card.yahtzee_bonus, i in missing, commitments.get(i), game.has_client_seed(i))
+        shows = (card.turns, card.yahtzee_bonus, i in missing, commitments.get(i), game.has_client_seed(i),
+                 game.player_key(i))
         kept = self._seats[i]
         if kept is not None and kept[0] == shows:
             return kept[1]
         text = "".join((
             self._seat_heads[i], _value(shows[2]), ',"committed":', _value(i in commitments),
-            ',"commitment":', _value(shows[3]), ',"revealed":', _value(shows[4]),
+            ',"commitment":', _value(shows[3]), ',"revealed":', _value(shows[4]), ',"player_key":', _value(shows[5]),
             ',"card":', _json(card.boxes), ',"yahtzee_bonus":', _value(card.yahtzee_bonus),
             ',"totals":', _json(game.totals(i).as_dict()), "}",
         ))

@@ -71,9 +71,11 @@ def check_hex(value, what: str, n_bytes: int, code: str) -> str:
     return value
 
 
-def seed_commitment(salt_hex: str, client_seed: str) -> str:
-    """A seat's promise of its client seed (SPEC §4.3): hex(SHA-256(salt || UTF-8(client_seed)))."""
-    return hashlib.sha256(bytes.fromhex(salt_hex) + client_seed.encode("utf-8")).hexdigest()
+def seed_commitment(salt_hex: str, client_seed: str, player_key: str | None = None) -> str:
+    """A seat's promise of its client seed (SPEC §4.3): hex(SHA-256(salt || UTF-8(client_seed))), and in
+    version 3 hex(SHA-256(salt || player_key || UTF-8(client_seed))) (no key bytes for a seat without one)."""
+    key = bytes.fromhex(player_key) if player_key is not None else b""
+    return hashlib.sha256(bytes.fromhex(salt_hex) + key + client_seed.encode("utf-8")).hexdigest()
 
 
 def _field(data: bytes) -> bytes:

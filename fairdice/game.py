@@ -13,12 +13,15 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from . import derive
+from .chain import Chain
 from .errors import FairdiceError, NotNow
+from .players import check_player_key, check_signature, command_of, move_message
 from .rules import DICE, Option, RuleSet, Totals, options, ruleset, totals
 
 MAX_SEATS = 6
 NAME_MAX = 40
-LOG_VERSIONS = (1, 2)  # SPEC §5: the rules of a game are those of the log version it was created under
+LOG_VERSIONS = (1, 2, 3)  # SPEC §5: the rules of a game are those of the log version it was created under
+SIGNED_VERSION = 3  # from this version on, human seats sign their commands (SPEC §5.7)
 DEFAULT_ABANDON_TIMEOUT = 86400  # seconds without a move before the server may abandon (version 2)
 ABANDON_REASONS = ("player", "timeout")
 AbandonReason = Literal["player", "timeout"]
@@ -150,12 +153,18 @@ class Setup:
         no one, the last to arrive included, chooses a seed knowing another's."""
         return self.version >= 2 and len(self.human_seats) >= 2
 
+    @property
+    def signs_moves(self) -> bool:
+        """Version 3: each human seat's commands carry its player's signature (SPEC §5.7)."""
+        return self.version >= SIGNED_VERSION
+
 
 @dataclass
 class _State:
     status: str = AWAITING_CLIENT_SEED
     commitments: dict = field(default_factory=dict)  # seat -> hex commitment to its client seed
     client_seeds: dict = field(default_factory=dict)  # seat (None: operator, for bot-only games) -> seed
+    player_keys: dict = field(default_factory=dict)  # human seat -> its public key (hex), or None: it signs nothing
     first: int | None = None
     current: int | None = None
     turn: int = 0  # the current seat's turn number, 1-based
@@ -167,18 +176,21 @@ class _State:
 
 
 class Game:
-    def __init__(self, setup: Setup, server_seed: bytes):
+    def __init__(self, setup: Setup, server_seed: bytes, header: dict | None = None):
+        """`header`: the signed header of the game's log (SPEC §5.1); with it the game keeps the hash chain of
+        its history (`chain`, SPEC §5.6), which the players' signatures cover (version 3 needs it)."""
         if not isinstance(server_seed, bytes) or len(server_seed) != derive.SEED_BYTES:
             raise ValueError("server seed must be 32 bytes")
         self.setup = setup
         self._server_seed = server_seed
         self.events: list[dict] = []
+        self.chain: Chain | None = Chain.start(header) if header is not None else None
         self._s = _State(cards=[Card({c: None for c in setup.rules.category_ids}) for _ in setup.seats])
         self._options: dict[str, Option] | None = None  # scoring_options() of the position, until an event
 
     @classmethod
-    def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict]) -> "Game":
-        game = cls(setup, server_seed)
+    def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict], header: dict | None = None) -> "Game":
+        game = cls(setup, server_seed, header)
         for event in events:
             game._apply(dict(event))
         return game
@@ -237,6 +249,10 @@ class Game:
     def commitments(self) -> dict[int, str]:
         """The commitments to client seeds received so far, by seat (public: they hide the seeds)."""
         return dict(self._s.commitments)
+
+    def player_key(self, seat: int) -> str | None:
+        """The public key a human seat sent with its first command (None before, or if it sent none)."""
+        return self._s.player_keys.get(seat)
 
     def card(self, seat: int) -> Card:
         return self._s.cards[seat]
@@ -306,8 +322,10 @@ class Game:
 
     # --- commands --------------------------------------------------------------
 
-    def commit_client_seed(self, seat: int, commitment) -> list[dict]:
-        """A human seat's commitment to its client seed, in a game of two or more humans (SPEC §4.3)."""
+    def commit_client_seed(self, seat: int, commitment, player_key=None, player_signature=None,
+                           event_count=None) -> list[dict]:
+        """A human seat's commitment to its client seed, in a game of two or more humans (SPEC §4.3); in
+        version 3 with the seat's public key, and signed by it (SPEC §5.7)."""
         self._require_seed_seat(seat)
         if not self.setup.commits_client_seeds:
             raise FairdiceError("commitment_not_used", "this game takes its client seed in one step: send the "
@@ -315,27 +333,30 @@ class Game:
         if seat in self._s.commitments:
             raise NotNow("commitment_already_set", f"seat {seat} has already committed to its client seed")
         derive.check_hex(commitment, "commitment", 32, "invalid_commitment")
-        return self._emit([{"type": "client_seed_commit", "seat": seat, "commitment": commitment}])
+        event = {"type": "client_seed_commit", "seat": seat, "commitment": commitment}
+        return self._emit([self._signed(self._with_key(event, player_key), player_signature, event_count)])
 
-    def supply_client_seed(self, seat: int | None, client_seed, salt=None) -> list[dict]:
+    def supply_client_seed(self, seat: int | None, client_seed, salt=None, player_key=None, player_signature=None,
+                           event_count=None) -> list[dict]:
         """A human seat's client seed (seat None: the operator's, for a game with no human seat).  In a game
         of two or more humans it is a reveal: only once every human seat has committed, with the salt, and
-        it must match the seat's commitment."""
+        it must match the seat's commitment.  In version 3 a human seat's seed carries its public key and is
+        signed by it (SPEC §5.7)."""
         self._require_seed_seat(seat)
         if self.setup.commits_client_seeds:
-            event = self._reveal_event(seat, client_seed, salt)
+            event = self._reveal_event(seat, client_seed, salt, player_key)
         else:
             if salt is not None:
                 raise FairdiceError("commitment_not_used", "this game takes its client seed in one step: send "
                                                            "the client seed without a salt")
             derive.check_client_seed(client_seed)
-            event = {"type": "client_seed", "seat": seat, "client_seed": client_seed}
-        events = [event]
+            event = self._with_key({"type": "client_seed", "seat": seat, "client_seed": client_seed}, player_key)
+        events = [self._signed(event, player_signature, event_count)]
         if len(self.missing_client_seeds()) == 1:
             events.append(self._start_event({**self._s.client_seeds, seat: client_seed}))
         return self._emit(events)
 
-    def _reveal_event(self, seat: int, client_seed, salt) -> dict:
+    def _reveal_event(self, seat: int, client_seed, salt, player_key) -> dict:
         if salt is None:
             raise NotNow("client_seed_commit_required", "in a game of several humans each seat first commits "
                                                         "to its client seed, then reveals it with its salt")
@@ -345,10 +366,55 @@ class Game:
                                                  "seed once every human seat has", awaiting=waiting)
         derive.check_client_seed(client_seed)
         derive.check_hex(salt, "salt", derive.SALT_BYTES, "invalid_salt")
-        if derive.seed_commitment(salt, client_seed) != self._s.commitments[seat]:
-            raise FairdiceError("client_seed_mismatch", f"this client seed and salt do not match seat {seat}'s "
-                                                        "commitment")
-        return {"type": "client_seed", "seat": seat, "client_seed": client_seed, "salt": salt}
+        event = self._with_key({"type": "client_seed", "seat": seat, "client_seed": client_seed, "salt": salt},
+                               player_key)
+        committed_key = self._s.player_keys.get(seat)
+        if event.get("player_key") != committed_key or \
+                derive.seed_commitment(salt, client_seed, committed_key) != self._s.commitments[seat]:
+            raise FairdiceError("client_seed_mismatch", f"this client seed, salt and player key do not match seat "
+                                                        f"{seat}'s commitment")
+        return event
+
+    def _with_key(self, event: dict, player_key) -> dict:
+        """A human seat's seed or commitment event with its `player_key` (version 3; None: it will not sign)."""
+        if self.setup.signs_moves and event["seat"] is not None:
+            return {**event, "player_key": check_player_key(player_key)}
+        if player_key is not None:
+            raise FairdiceError("invalid_player_key", self._unsigned_game("player_key"))
+        return event
+
+    def _signed(self, event: dict, player_signature, event_count) -> dict:
+        """A human seat's event with its player's signature checked and attached (version 3, SPEC §5.7): the
+        seat's key over the game id, the history so far (n, h_n) and the command.  A seat without a key signs
+        nothing (its events say null); other events are the server's and carry no signature."""
+        seat = event["seat"]
+        if not self.setup.signs_moves or seat is None:
+            if player_signature is not None:
+                raise FairdiceError("invalid_player_signature", self._unsigned_game("player_signature"))
+            return event
+        key = self._s.player_keys.get(seat, event.get("player_key"))
+        if key is None:
+            if player_signature is not None:
+                raise FairdiceError("invalid_player_signature", f"seat {seat} sent no player_key with its first "
+                                                                "command, so its commands are not signed")
+            return {**event, "player_signature": None}
+        if player_signature is None:
+            raise FairdiceError("player_signature_required", f"seat {seat} signs its commands (its player_key is "
+                                                             f"{key}): send player_signature and event_count")
+        n = len(self.events)
+        if event_count is not None and event_count != n:
+            raise NotNow("stale_history", f"the command was signed over {event_count} events; the game has {n}: "
+                                          "fetch them, check them and sign the command again", event_count=n)
+        if self.chain is None:
+            raise ValueError("a game whose players sign needs its header to check their signatures")
+        check_signature(key, player_signature, move_message(self.setup.game_id, n, self.chain.digest,
+                                                            command_of(event)), seat)
+        return {**event, "player_signature": player_signature}
+
+    def _unsigned_game(self, what: str) -> str:
+        if self.setup.signs_moves:
+            return f"{what} belongs to a human seat's commands, not to the operator's"
+        return f"this game (log version {self.setup.version}) takes no {what}: its moves are not signed"
 
     def _require_seed_seat(self, seat) -> None:
         """Client seeds are open, and `seat` is one that still owes its seed."""
@@ -361,7 +427,7 @@ class Game:
             raise FairdiceError("invalid_seat", f"seat {seat!r} does not send a client seed; waiting for {missing}",
                                 allowed=missing)
 
-    def roll(self, seat: int, hold: Sequence[int] = ()) -> list[dict]:
+    def roll(self, seat: int, hold: Sequence[int] = (), player_signature=None, event_count=None) -> list[dict]:
         self._require_turn(seat)
         hold = check_hold(hold)
         s = self._s
@@ -372,10 +438,10 @@ class Game:
             raise FairdiceError("invalid_hold", "the first roll of a turn throws all five dice; hold nothing")
         dice = derive.roll_dice(self._server_seed, self.setup.game_id, self.client_seeds,
                                 seat, s.turn, s.roll + 1, s.dice, hold)
-        return self._emit([{"type": "roll", "seat": seat, "turn": s.turn, "roll": s.roll + 1,
-                            "hold": list(hold), "dice": dice}])
+        event = {"type": "roll", "seat": seat, "turn": s.turn, "roll": s.roll + 1, "hold": list(hold), "dice": dice}
+        return self._emit([self._signed(event, player_signature, event_count)])
 
-    def score(self, seat: int, category) -> list[dict]:
+    def score(self, seat: int, category, player_signature=None, event_count=None) -> list[dict]:
         self._require_turn(seat)
         s = self._s
         if not s.roll:
@@ -393,23 +459,25 @@ class Game:
         before = self.totals(seat)
         boxes = {**s.cards[seat].boxes, category: option.points}
         after = totals(self.rules, boxes, s.cards[seat].yahtzee_bonus + option.yahtzee_bonus)
-        return self._emit([{"type": "score", "seat": seat, "turn": s.turn, "category": category,
-                            "points": option.points, "joker": option.joker,
-                            "yahtzee_bonus": option.yahtzee_bonus,
-                            "upper_bonus": after.upper_bonus - before.upper_bonus,
-                            "total": after.total}])
+        event = {"type": "score", "seat": seat, "turn": s.turn, "category": category, "points": option.points,
+                 "joker": option.joker, "yahtzee_bonus": option.yahtzee_bonus,
+                 "upper_bonus": after.upper_bonus - before.upper_bonus, "total": after.total}
+        return self._emit([self._signed(event, player_signature, event_count)])
 
-    def abandon(self, seat: int | None = None, reason: AbandonReason = "player") -> list[dict]:
+    def abandon(self, seat: int | None = None, reason: AbandonReason = "player", player_signature=None,
+                event_count=None) -> list[dict]:
         """End the game unfinished (SPEC §4.3).  Version 2: a human seat for itself ("player") before the
         start or on its own turn; the operator of a game without humans (seat None, "player"); the server
         (seat None, "timeout") once the game has waited `abandon_timeout` seconds for a move, which only the
-        caller, holding the clock, can know.  Version 1 games keep their rule: anyone, any time."""
+        caller, holding the clock, can know.  Version 3: a seat's abandon is signed like its moves.  Version 1
+        games keep their rule: anyone, any time."""
         if self.over:
             raise NotNow("game_over", f"the game is already {self._s.status}")
         if self.setup.version == 1:
-            return self._emit([{"type": "abandon", "seat": seat}])
+            return self._emit([self._signed({"type": "abandon", "seat": seat}, player_signature, event_count)])
         self._check_abandon(seat, reason)
-        return self._emit([{"type": "abandon", "seat": seat, "reason": reason}])
+        event = {"type": "abandon", "seat": seat, "reason": reason}
+        return self._emit([self._signed(event, player_signature, event_count)])
 
     def _check_abandon(self, seat, reason) -> None:
         if reason not in ABANDON_REASONS:
@@ -469,8 +537,12 @@ class Game:
         kind = event["type"]
         if kind == "client_seed_commit":
             s.commitments[event["seat"]] = event["commitment"]
+            if "player_key" in event:
+                s.player_keys[event["seat"]] = event["player_key"]
         elif kind == "client_seed":
             s.client_seeds[event["seat"]] = event["client_seed"]
+            if "player_key" in event:
+                s.player_keys[event["seat"]] = event["player_key"]
         elif kind == "start":
             s.status, s.first, s.current, s.turn = PLAYING, event["first"], event["first"], 1
         elif kind == "roll":
@@ -486,6 +558,8 @@ class Game:
         else:
             raise ValueError(f"unknown event type {kind!r}")
         self.events.append(event)
+        if self.chain is not None:
+            self.chain = self.chain.extend((event,))
 
     def _advance(self) -> None:
         s = self._s

@@ -12,29 +12,16 @@ ASCII) is what gets signed and hashed.
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from . import derive
+from .chain import CHAIN_LABEL, RECEIPT_LABEL, Chain, canonical, chain, receipt_message  # noqa: F401 (re-exported)
 from .game import LOG_VERSIONS, Game, Setup
 
 LOG_FORMAT = "fairdice-log"
 LOG_VERSION = LOG_VERSIONS[-1]  # what new games are written as; version 1 logs are still read
-CHAIN_LABEL = "fairdice-chain/v2"
-RECEIPT_LABEL = "fairdice-receipt/v2"
-
-
-_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False)
-
-
-def canonical(doc) -> bytes:
-    """SPEC §1's canonical form.  One encoder serves every call (json.dumps with these options would build a
-    new one each time); an encoder keeps no state between calls."""
-    return _CANONICAL.encode(doc).encode("ascii")
 
 
 def key_id(public_key: bytes) -> str:
@@ -133,60 +120,30 @@ def build_log(opened: dict, game: Game, signer: Signer | None = None) -> dict:
     return doc
 
 
-def setup_from_header(head: dict) -> Setup:
-    """The game setup a header describes (bot identities are checked by the verifier, not here).  Only a
-    version 2 header has `abandon_timeout`, so the header says which rules the game follows."""
+def setup_from_header(head: dict, version: int | None = None) -> Setup:
+    """The game setup a header describes (bot identities are checked by the verifier, not here), under the
+    log's `version`.  Without it, the header tells 1 from the later versions (only version 1 lacks
+    `abandon_timeout`), and version 2 is assumed: versions 2 and 3 share a header."""
     seats = [{"type": s["type"], "name": s["name"], **({"bot": s["bot"]["id"]} if s["type"] == "bot" else {})}
              for s in head["seats"]]
-    version = 2 if "abandon_timeout" in head else 1
+    if version is None:
+        version = 2 if "abandon_timeout" in head else 1
     return Setup.build(head["game_id"], head["rules"], seats, head["first"], head.get("upper_first", False),
                        version=version, abandon_timeout=head.get("abandon_timeout"))
 
 
-# --- the hash chain and move receipts (SPEC §5.6) ---------------------------------------------
-
-def _field(text: str) -> bytes:
-    data = text.encode("utf-8")
-    return len(data).to_bytes(4, "big") + data
-
-
-@dataclass(frozen=True)
-class Chain:
-    """h_n of SPEC §5.6 after `count` events: h_0 binds the game id and the header, each event extends it."""
-    digest: bytes
-    count: int = 0
-
-    @classmethod
-    def start(cls, head: dict) -> "Chain":
-        return cls(hashlib.sha256(_field(CHAIN_LABEL) + _field(head["game_id"]) + canonical(head)).digest())
-
-    def extend(self, events: Iterable[dict]) -> "Chain":
-        digest, count = self.digest, self.count
-        for event in events:
-            digest = hashlib.sha256(digest + canonical(event)).digest()
-            count += 1
-        return Chain(digest, count)
-
-
-def chain(head: dict, events: Iterable[dict]) -> bytes:
-    """h_n over the header and the events (all of them: n = len(events))."""
-    return Chain.start(head).extend(events).digest
-
-
-def receipt_message(game_id: str, events: int, digest: bytes) -> bytes:
-    """What a move receipt signs: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n."""
-    return _field(RECEIPT_LABEL) + _field(game_id) + events.to_bytes(4, "big") + digest
-
+# --- move receipts (SPEC §5.6) ---------------------------------------------------------------
 
 def move_receipt(signer: Signer, head: dict, events: list[dict]) -> dict:
     """The signed receipt of a game whose history is `events` so far."""
     return signer.sign_receipt(head["game_id"], len(events), chain(head, events))
 
 
-def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int | None = None) -> None:
+def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int | None = None,
+                       expected_chain: bytes | None = None) -> None:
     """Raise ValueError unless `receipt` is a move receipt of `game_id` (after `events` events, when given)
-    signed by `public_key_hex`: what a player checks before keeping it.  Whether its chain is the log's is
-    for the verifier to say, once the log is out."""
+    signed by `public_key_hex`, and, given `expected_chain` (h_n computed by the player from the events it was
+    shown), of exactly that history: what a player checks before keeping it (SPEC §5.7)."""
     fields = {"game_id", "events", "chain", "key_id", "signature"}
     if not isinstance(receipt, dict) or set(receipt) != fields:
         raise ValueError(f"a move receipt has exactly the fields {', '.join(sorted(fields))}")
@@ -199,6 +156,9 @@ def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int |
         derive.check_hex(digest, "chain", 32, "invalid_receipt")
     except ValueError:
         raise ValueError("the move receipt's chain is not 64 lowercase hex digits") from None
+    if expected_chain is not None and digest != expected_chain.hex():
+        raise ValueError(f"the move receipt signs a history of {n} events other than the one shown "
+                         f"(chain {digest}, the events shown hash to {expected_chain.hex()})")
     signed = receipt_message(game_id, n, bytes.fromhex(digest))
     if receipt["key_id"] != key_id(bytes.fromhex(public_key_hex)) or not isinstance(receipt["signature"], str) \
             or not verify_signature(public_key_hex, receipt["signature"], signed):

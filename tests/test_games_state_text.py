@@ -33,6 +33,7 @@ def reference_state(game: Game, opened: dict, receipt: dict, since: int = 0, lim
     seats = [{"seat": i, "type": seat.type, "name": seat.name, "bot": seat.bot,
               "awaiting_client_seed": i in missing, "committed": i in commitments,
               "commitment": commitments.get(i), "revealed": game.has_client_seed(i),
+              "player_key": game.player_key(i),
               "card": dict(game.card(i).boxes), "yahtzee_bonus": game.card(i).yahtzee_bonus,
               "totals": game.totals(i).as_dict()} for i, seat in enumerate(setup.seats)]
     options = {}
@@ -70,7 +71,8 @@ class Checker:
         record = snap.record
         seed = (bytes.fromhex(record.seed_revealed) if record.seed_revealed
                 else self.games.keys.seed_box.open(game_id, record.seed_sealed))
-        return Game.restore(setup_from_header(record.opened["header"]), seed, snap.events), record.opened
+        setup = setup_from_header(record.opened["header"], record.opened["version"])
+        return Game.restore(setup, seed, snap.events, record.opened["header"]), record.opened
 
     def expected(self, game_id: str, since: int = 0, limit: int = EVENTS_PAGE_MAX) -> str:
         game, opened = self.stored(game_id)

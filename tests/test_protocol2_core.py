@@ -204,9 +204,10 @@ def test_the_operator_abandons_a_game_without_humans():
 
 # --- versions -----------------------------------------------------------------------------------
 
-def test_new_logs_are_version_2_with_a_signed_abandon_timeout():
-    opened = open_log(new_game(), SIGNER)
-    assert opened["version"] == 2 and opened["header"]["abandon_timeout"] == 86400  # SPEC §5.1's default
+def test_new_logs_are_version_3_with_a_signed_abandon_timeout():
+    opened = open_log(Game(Setup.build("p3-game", "yacht", [ANN]), SEED), SIGNER)
+    assert opened["version"] == 3 and opened["header"]["abandon_timeout"] == 86400  # SPEC §5.1's default
+    assert open_log(new_game(), SIGNER)["version"] == 2  # the version 2 rules are still those of version 2 games
     assert verify_signature(SIGNER.public_key.hex(), opened["commitment_signature"], canonical(opened["header"]))
     assert open_log(new_game(abandon_timeout=600), SIGNER)["header"]["abandon_timeout"] == 600
     for bad in (0, -5, True, 1.5, "86400", None):
@@ -214,7 +215,7 @@ def test_new_logs_are_version_2_with_a_signed_abandon_timeout():
             Setup.build("g", "yacht", [ANN], abandon_timeout=bad)
         assert err.value.code == "invalid_options"
     with pytest.raises(FairdiceError) as err:
-        Setup.build("g", "yacht", [ANN], version=3)
+        Setup.build("g", "yacht", [ANN], version=4)
     assert err.value.code == "invalid_version"
 
 

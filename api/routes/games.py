@@ -78,43 +78,59 @@ def game_hint(game_id):
     return json_response(games().hint(game_id))  # no token needed: the position is public
 
 
+# SPEC §5.7: what a version 3 command adds, the player's signature and the history it was made over
+SIGNED = {"player_signature": (str,), "event_count": (int,)}
+KEYED = {"player_key": (str,), **SIGNED}  # a seat's first command (seed or commitment) brings its key
+
+
 @bp.post("/v1/games/<game_id>/client-seed")
 def client_seed(game_id):
-    """{"client_seed"}; in a game of several humans {"commitment"} first, then {"client_seed", "salt"}."""
+    """{"client_seed"}; in a game of several humans {"commitment"} first, then {"client_seed", "salt"}; in
+    version 3 each with the seat's player_key and signature."""
     token, key = bearer_token(), idempotency_key()
-    doc = body({"client_seed": (str,), "salt": (str,), "commitment": (str,)})
+    doc = body({"client_seed": (str,), "salt": (str,), "commitment": (str,), **KEYED})
+    signed = _signed(doc, KEYED)
     if "commitment" in doc:
-        if len(doc) > 1:
-            raise ApiError(400, "invalid_body", "a commitment is sent alone; the client seed and salt follow "
-                                                "once every human seat has committed")
-        return _command_response(games().commit_client_seed(game_id, token, doc["commitment"], key))
+        if "client_seed" in doc or "salt" in doc:
+            raise ApiError(400, "invalid_body", "a commitment is sent without the client seed and salt; they "
+                                                "follow once every human seat has committed")
+        return _command_response(games().commit_client_seed(game_id, token, doc["commitment"], key, signed))
     if "client_seed" not in doc:
         raise ApiError(400, "invalid_body", "send {\"client_seed\"}, or in a game of several humans "
                                             "{\"commitment\"} and later {\"client_seed\", \"salt\"}")
-    return _command_response(games().client_seed(game_id, token, doc["client_seed"], doc.get("salt"), key))
+    return _command_response(games().client_seed(game_id, token, doc["client_seed"], doc.get("salt"), key, signed))
 
 
 @bp.post("/v1/games/<game_id>/roll")
 def roll(game_id):
     token, key = bearer_token(), idempotency_key()
-    hold = body({"hold": (list,)}).get("hold", [])
+    doc = body({"hold": (list,), **SIGNED})
+    hold = doc.get("hold", [])
     if not all(isinstance(p, int) and not isinstance(p, bool) for p in hold):
         raise ApiError(400, "invalid_body", "hold must be an array of integers (dice positions 0..4)")
-    return _command_response(games().roll(game_id, token, hold, key))
+    return _command_response(games().roll(game_id, token, hold, key, _signed(doc, SIGNED)))
 
 
 @bp.post("/v1/games/<game_id>/score")
 def score(game_id):
     token, key = bearer_token(), idempotency_key()
-    category = body({"category": (str,)}, required=("category",))["category"]
-    return _command_response(games().score(game_id, token, category, key))
+    doc = body({"category": (str,), **SIGNED}, required=("category",))
+    return _command_response(games().score(game_id, token, doc["category"], key, _signed(doc, SIGNED)))
 
 
 @bp.post("/v1/games/<game_id>/abandon")
 def abandon(game_id):
     token, key = bearer_token(), idempotency_key()
-    body({})
-    return _command_response(games().abandon(game_id, token, key))
+    doc = body(SIGNED)
+    return _command_response(games().abandon(game_id, token, key, _signed(doc, SIGNED)))
+
+
+def _signed(doc: dict, fields: dict) -> dict:
+    """The signature fields of a command (SPEC §5.7); a signature says which history it was made over."""
+    if "player_signature" in doc and "event_count" not in doc:
+        raise ApiError(400, "invalid_body", "a player_signature is sent with the event_count of the history it "
+                                            "was made over (the state's event_count)")
+    return {name: doc[name] for name in fields if name in doc}
 
 
 def _command_response(reply) -> Response:

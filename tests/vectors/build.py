@@ -385,7 +385,8 @@ def chain_vector() -> dict:
     gives up.  With h_n after every event and two move receipts (SPEC §5.6)."""
     signer = Signer.from_private_bytes(VECTOR_KEY)
     seats = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}, {"type": "human", "name": "bo"}]
-    game = Game(Setup.build("spec-example-2", "yacht", seats), hashlib.sha256(b"fairdice spec example 2").digest())
+    game = Game(Setup.build("spec-example-2", "yacht", seats, version=2),
+                hashlib.sha256(b"fairdice spec example 2").digest())
     opened = open_log(game, signer, seed_secret=False)
     salts = {s: hashlib.sha256(f"fairdice spec example salt {s}".encode()).hexdigest() for s in CHAIN_SEEDS}
     commitments = {s: hashlib.sha256(bytes.fromhex(salts[s]) + CHAIN_SEEDS[s].encode()).hexdigest()
