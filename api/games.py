@@ -136,6 +136,7 @@ class Games:
             header = opened["header"]
             return {
                 "game_id": game_id,
+                "version": setup.version,
                 "status": game.status,
                 "commitment": header["commitment"],
                 "commitment_signature": opened["commitment_signature"],

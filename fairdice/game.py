@@ -388,7 +388,7 @@ class Game:
         seat's key over the game id, the history so far (n, h_n) and the command.  A seat without a key signs
         nothing (its events say null); other events are the server's and carry no signature."""
         seat = event["seat"]
-        if not self.setup.signs_moves or seat is None:
+        if not self.setup.signs_moves or seat is None or self.setup.seats[seat].is_bot:
             if player_signature is not None:
                 raise FairdiceError("invalid_player_signature", self._unsigned_game("player_signature"))
             return event

@@ -36,7 +36,10 @@ import requests
 
 from verifier.receipt import make_receipt
 
+from ..chain import Chain
 from ..log import canonical, check_move_receipt, verify_signature
+from ..errors import FairdiceError
+from ..players import PlayerKey, check_signature, command_of, move_message
 
 DEFAULT_TIMEOUT = 15.0
 SALT_BYTES = 32
@@ -164,23 +167,29 @@ class Client:
         return self.request("GET", f"/v1/games/{game_id}/hint", retry=True,
                             timeout=max(self.timeout, HINT_TIMEOUT))
 
+    # The moves, unsigned; a `PlayerGame` signs them (SPEC §5.7) by adding player_signature and event_count
+    # (and player_key with the seat's first command) through `signed`.
+
     def send_client_seed(self, game_id: str, token: str, client_seed: str, idempotency_key=None,
-                         salt: str | None = None) -> dict:
+                         salt: str | None = None, signed: dict | None = None) -> dict:
         """The seat's client seed; with `salt` (hex), the reveal of its commitment."""
-        body = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {})}
+        body = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {}), **(signed or {})}
         return self._move(game_id, "client-seed", token, body, idempotency_key)
 
-    def commit_client_seed(self, game_id: str, token: str, commitment: str, idempotency_key=None) -> dict:
-        return self._move(game_id, "client-seed", token, {"commitment": commitment}, idempotency_key)
+    def commit_client_seed(self, game_id: str, token: str, commitment: str, idempotency_key=None,
+                           signed: dict | None = None) -> dict:
+        return self._move(game_id, "client-seed", token, {"commitment": commitment, **(signed or {})},
+                          idempotency_key)
 
-    def roll(self, game_id: str, token: str, hold: Iterable[int] = (), idempotency_key=None) -> dict:
-        return self._move(game_id, "roll", token, {"hold": list(hold)}, idempotency_key)
+    def roll(self, game_id: str, token: str, hold: Iterable[int] = (), idempotency_key=None,
+             signed: dict | None = None) -> dict:
+        return self._move(game_id, "roll", token, {"hold": list(hold), **(signed or {})}, idempotency_key)
 
-    def score(self, game_id: str, token: str, category: str, idempotency_key=None) -> dict:
-        return self._move(game_id, "score", token, {"category": category}, idempotency_key)
+    def score(self, game_id: str, token: str, category: str, idempotency_key=None, signed: dict | None = None) -> dict:
+        return self._move(game_id, "score", token, {"category": category, **(signed or {})}, idempotency_key)
 
-    def abandon(self, game_id: str, token: str, idempotency_key=None) -> dict:
-        return self._move(game_id, "abandon", token, {}, idempotency_key)
+    def abandon(self, game_id: str, token: str, idempotency_key=None, signed: dict | None = None) -> dict:
+        return self._move(game_id, "abandon", token, dict(signed or {}), idempotency_key)
 
     def new_game(self, rules: str, bot: str | None = "ev", name: str = "you", first=0,
                  upper_first: bool = False, bots: Sequence[str] = ()) -> "PlayerGame":
@@ -216,8 +225,12 @@ class Client:
 
 @dataclass
 class PlayerGame:
-    """One seat's view of a game: the creation answer, the seat's token, the latest state, and what the seat
-    keeps as evidence: its receipt (SPEC §5.5) and the server's receipt of every move (§5.6)."""
+    """One seat's view of a game: the creation answer, the seat's token, the history it was shown, and what the
+    seat keeps as evidence: its receipt (SPEC §5.5) and the server's receipt of every move (§5.6).
+
+    In a version 3 game the seat signs every command with its own key, made here (`key`; SPEC §5.7), over the
+    hash chain of the history this client holds (`events`), which it extends only with events it has checked:
+    its own seat's each carry this key's signature, and every move receipt signs exactly that history."""
     client: Client
     created: dict
     token: str
@@ -227,7 +240,12 @@ class PlayerGame:
     salt: str | None = None  # hex, for the commitment in a game of several humans
     receipt: dict | None = None  # kept on sending the client seed (SPEC §5.5)
     receipts: list[dict] = field(default_factory=list)  # the move receipt of every answer to a move
+    key: PlayerKey | None = None  # this seat's signing key (version 3), made with its client seed
+    sign: bool = True  # version 3: False plays without a key (every verdict then warns about this seat)
+    events: list[dict] = field(default_factory=list)  # the history shown so far, checked
+    _chain: Chain | None = field(default=None, repr=False)  # h_n over `events`, computed here
     _keys: dict[str, str] = field(default_factory=dict, repr=False)  # Idempotency-Key per seed step
+    _bodies: dict[str, dict] = field(default_factory=dict, repr=False)  # the signed body of each seed step
 
     @property
     def game_id(self) -> str:
@@ -238,9 +256,30 @@ class PlayerGame:
         return self.created["commitment"]
 
     @property
+    def version(self) -> int:
+        """The game's log version (SPEC §5); a server that does not say is one of version 2."""
+        return self.created.get("version", 2)
+
+    @property
+    def signs(self) -> bool:
+        """Whether this seat signs its commands: a human seat of a version 3 game that chose to."""
+        return self.sign and self.seat is not None and self.version >= 3
+
+    @property
+    def player_key(self) -> str | None:
+        return self.key.public_hex if self.key is not None else None
+
+    @property
+    def chain(self) -> Chain:
+        if self._chain is None:
+            self._chain = Chain.start(self.created["header"])
+        return self._chain
+
+    @property
     def seed_commitment(self) -> str:
-        """This seat's commitment to its client seed: hex(SHA-256(salt || UTF-8(client_seed)))."""
-        return hashlib.sha256(bytes.fromhex(self.salt) + self.client_seed.encode("utf-8")).hexdigest()
+        """This seat's commitment to its client seed: hex(SHA-256(salt || [player key ||] UTF-8(client_seed)))."""
+        key = bytes.fromhex(self.player_key) if self.player_key else b""
+        return hashlib.sha256(bytes.fromhex(self.salt) + key + self.client_seed.encode("utf-8")).hexdigest()
 
     def check_commitment(self) -> None:
         """Before sending a client seed: the header is signed by a key the server lists."""
@@ -258,18 +297,21 @@ class PlayerGame:
         self.check_commitment()
         self.choose_client_seed(client_seed)
         if not self.created.get("commit_reveal"):
-            return self._seed_step("client_seed", {"client_seed": self.client_seed})
+            return self._seed_step("client_seed", {"client_seed": self.client_seed},
+                                   {"type": "client_seed", "seat": self.seat, "client_seed": self.client_seed})
         self.commit()
         self.wait_for_commitments(wait, poll)
         return self.reveal()
 
     def choose_client_seed(self, client_seed: str | None = None) -> str:
-        """This seat's client seed for the game (fresh from `secrets` unless given) with its salt, and the seat's
-        receipt: chosen once; asking for another one later is refused."""
+        """This seat's client seed for the game (fresh from `secrets` unless given) with its salt, its key
+        (version 3), and the seat's receipt: chosen once; asking for another one later is refused."""
         if self.client_seed is None:
             seed = client_seed if client_seed is not None else new_client_seed()
+            if self.signs and self.key is None:
+                self.key = PlayerKey.generate()
             self.receipt = make_receipt(self.created["header"], self.created["commitment_signature"], self.seat,
-                                        seed)
+                                        seed, log_version=self.version, player_key=self.player_key)
             self.client_seed, self.salt = seed, secrets.token_bytes(SALT_BYTES).hex()
         elif client_seed is not None and client_seed != self.client_seed:
             raise ValueError("this seat's client seed for the game is already chosen and may only be resent as it "
@@ -280,8 +322,9 @@ class PlayerGame:
         """Send this seat's commitment (a game of several humans; the seed is chosen now if it was not); an
         earlier one kept by the server is fine."""
         self.choose_client_seed()
+        command = {"type": "client_seed_commit", "seat": self.seat, "commitment": self.seed_commitment}
         try:
-            return self._seed_step("commit", {"commitment": self.seed_commitment})
+            return self._seed_step("commit", {"commitment": self.seed_commitment}, command)
         except ApiError as exc:
             if exc.code != "commitment_already_set":
                 raise
@@ -304,26 +347,40 @@ class PlayerGame:
 
     def reveal(self) -> dict:
         """Send this seat's client seed and salt, once every human seat has committed."""
+        command = {"type": "client_seed", "seat": self.seat, "client_seed": self.client_seed, "salt": self.salt}
         try:
-            return self._seed_step("reveal", {"client_seed": self.client_seed, "salt": self.salt})
+            return self._seed_step("reveal", {"client_seed": self.client_seed, "salt": self.salt}, command)
         except ApiError as exc:
             if exc.code != "client_seed_already_set":
                 raise
-            state = self.client.state(self.game_id)
-            sent = [e for e in state["events"] if e["type"] == "client_seed" and e["seat"] == self.seat]
+            state = self.refresh()
+            sent = [e for e in self.events if e["type"] == "client_seed" and e["seat"] == self.seat]
             if [e["client_seed"] for e in sent] != [self.client_seed]:
                 raise ProtocolError(f"game {self.game_id}: the server holds a client seed for seat {self.seat} "
                                     "that this client did not send") from exc
-            self.state = state
             return state
 
-    def _seed_step(self, step: str, body: dict) -> dict:
+    def _seed_step(self, step: str, body: dict, command: dict) -> dict:
         """One seed step (client_seed, commit, reveal), with an Idempotency-Key kept for the game, so that a
-        retry, even by a later join(), is the same request."""
-        key = self._keys.setdefault(step, uuid.uuid4().hex)
+        retry, even by a later join(), is the same request; signed anew (with a new key) only when the server
+        says the history it was signed over is stale, which means it was not applied."""
         what = {"client_seed": "client seed", "commit": "commitment", "reveal": "client seed and salt"}[step]
+        if self.signs:
+            command = {**command, "player_key": self.player_key}
+            body = {**body, "player_key": self.player_key}
+
+        def send(signed: dict, fresh: bool) -> dict:
+            if fresh or step not in self._bodies:
+                self._keys[step], self._bodies[step] = uuid.uuid4().hex, {**body, **signed}
+            sender = self.client.commit_client_seed if step == "commit" else self.client.send_client_seed
+            sent = dict(self._bodies[step])
+            main = sent.pop("commitment") if step == "commit" else sent.pop("client_seed")
+            return sender(self.game_id, self.token, main, self._keys[step], signed=sent) if step == "commit" \
+                else sender(self.game_id, self.token, main, self._keys[step], salt=sent.pop("salt", None),
+                            signed=sent)
+
         try:
-            state = self.client._move(self.game_id, "client-seed", self.token, body, key)
+            return self._signed_move(lambda: command, send)
         except (ApiError, *RETRYABLE) as exc:
             if isinstance(exc, ApiError) and exc.status != 503:
                 raise
@@ -332,7 +389,29 @@ class PlayerGame:
                 f"{1 + self.client.retries} times ({exc}). It was sent unchanged each time and must stay so: "
                 "join() again resends the same one. Never start over with a new client seed in this game: a "
                 "server that refuses seeds until one suits it chooses the dice.") from exc
-        return self._took(state)
+
+    def _signed_move(self, command, send, attempts: int = 5) -> dict:
+        """Send `command()` signed over the history this client holds (SPEC §5.7); `send(signed, fresh)` makes
+        the request.  A stale history (another seat moved first) is fetched, checked, and signed over again:
+        the same move (a seed step's very same command; a roll's or score's turn and roll numbers as they now
+        stand)."""
+        fresh = False
+        for _ in range(attempts):
+            try:
+                return self._took(send(self._signature(command()), fresh))
+            except ApiError as exc:
+                if exc.code != "stale_history":
+                    raise
+                self.refresh()
+                fresh = True
+        raise ProtocolError(f"game {self.game_id}: the history moved on {attempts} times while this seat signed")
+
+    def _signature(self, command: dict) -> dict:
+        """player_signature and event_count of `command` over the history held here ({} when not signing)."""
+        if not self.signs:
+            return {}
+        n = len(self.events)
+        return {"player_signature": self.key.sign(self.game_id, n, self.chain.digest, command), "event_count": n}
 
     def _require_own(self, state: dict, field_name: str, mine: str) -> None:
         held = state["seats"][self.seat][field_name]
@@ -341,28 +420,82 @@ class PlayerGame:
                                 f"not this client's {mine!r}")
 
     def _took(self, state: dict) -> dict:
-        """Keep a move's answer and its receipt, once the receipt is checked against the game's key."""
+        """Take an answer: its events extend the history held here (each checked), and its move receipt must
+        be signed by the game's key over exactly that history; only then is the receipt kept."""
+        self._absorb(state)
         try:
             check_move_receipt(state.get("receipt"), self.created["header"]["public_key"], self.game_id,
-                               state["event_count"])
+                               state["event_count"], expected_chain=self.chain.digest)
         except ValueError as exc:
             raise ProtocolError(f"game {self.game_id}: {exc}") from None
         self.receipts.append(state["receipt"])
         self.state = state
         return state
 
+    def _absorb(self, state: dict) -> None:
+        """Extend `events` with what `state` shows beyond them (fetching any gap), refusing an answer that
+        rewrites an event already shown or shows one of this seat's that it did not sign."""
+        start, shown = state["events_from"], state["events"]
+        if start > len(self.events):
+            self._absorb(self.client.state(self.game_id, since=len(self.events)))
+        for index, event in enumerate(shown, start):
+            if index < len(self.events):
+                if event != self.events[index]:
+                    raise ProtocolError(f"game {self.game_id}: the server now shows event {index} otherwise than "
+                                        "it did before")
+                continue
+            self._check_own(index, event)
+            self.events.append(event)
+            self._chain = self.chain.extend([event])
+        if len(self.events) != state["event_count"]:
+            raise ProtocolError(f"game {self.game_id}: the answer counts {state['event_count']} events but shows "
+                                f"{len(self.events)}")
+
+    def _check_own(self, index: int, event: dict) -> None:
+        """An event in this seat's name must be one this client signed, at this place in the history."""
+        if self.key is None or event.get("seat") != self.seat or self.seat is None or event["type"] == "start":
+            return
+        if event.get("player_key", self.player_key) != self.player_key:
+            raise ProtocolError(f"game {self.game_id}: event {index} gives seat {self.seat} a key that is not this "
+                                "client's")
+        try:
+            check_signature(self.player_key, event.get("player_signature"),
+                            move_message(self.game_id, index, self.chain.digest, command_of(event)), self.seat)
+        except FairdiceError:
+            raise ProtocolError(f"game {self.game_id}: event {index} is a {event['type']} in seat {self.seat}'s "
+                                "name that this client did not sign") from None
+
     def refresh(self) -> dict:
-        self.state = self.client.state(self.game_id)
-        return self.state
+        """The game as it stands, its new events checked into the history held here."""
+        state = self.client.state(self.game_id, since=len(self.events))
+        self._took(state)
+        return state
 
     def roll(self, hold: Iterable[int] = ()) -> dict:
-        return self._took(self.client.roll(self.game_id, self.token, hold))
+        hold = list(hold)
+
+        def command() -> dict:
+            state = self._current()
+            return {"type": "roll", "seat": self.seat, "turn": state["turn"], "roll": state["rolls_made"] + 1,
+                    "hold": sorted(hold)}
+        return self._signed_move(command, lambda signed, fresh: self.client.roll(self.game_id, self.token, hold,
+                                                                                 signed=signed))
 
     def score(self, category: str) -> dict:
-        return self._took(self.client.score(self.game_id, self.token, category))
+        def command() -> dict:
+            return {"type": "score", "seat": self.seat, "turn": self._current()["turn"], "category": category}
+        return self._signed_move(command, lambda signed, fresh: self.client.score(self.game_id, self.token,
+                                                                                  category, signed=signed))
 
     def abandon(self) -> dict:
-        return self._took(self.client.abandon(self.game_id, self.token))
+        command = {"type": "abandon", "seat": self.seat, "reason": "player"}
+        return self._signed_move(lambda: command, lambda signed, fresh: self.client.abandon(
+            self.game_id, self.token, signed=signed))
+
+    def _current(self) -> dict:
+        """The state the next command is made in (fetched when this client holds none yet)."""
+        return self.state if self.state is not None and self.state["event_count"] == len(self.events) \
+            else self.refresh()
 
     def hint(self) -> dict:
         """Advice for the seat to move now (409 `not_playing` / `bot_to_move` when there is none)."""
