@@ -35,6 +35,7 @@ from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Seat, Setup  # noqa: E402
 from fairdice.log import LOG_FORMAT, Signer, canonical, final_block, move_receipt, setup_from_header  # noqa: E402
 from fairdice.log import header as make_header  # noqa: E402
+from fairdice.players import PlayerKey  # noqa: E402
 from fairdice.rules import options, ruleset, totals  # noqa: E402
 
 ABOUT = ("The adversarial corpus of SPEC §7, made by tests/forge.py: genuine games played by the core, "
@@ -324,18 +325,18 @@ SHORT = "classic13-abandoned"  # the small log most single changes are made to
 V1_BASES = tuple(BASES)  # log format version 1: legacy logs, which SPEC promises keep verifying
 
 V2_BASES = {b.name: b for b in (
-    Base("v2-yacht-ann-vs-bob", Setup.build("forged-v2-yacht-1", "yacht", [ANN, BOB], first="random"),
+    Base("v2-yacht-ann-vs-bob", Setup.build("forged-v2-yacht-1", "yacht", [ANN, BOB], first="random", version=2),
          server_seed("v2-yacht-ann-vs-bob"),
          {1: "bob commits first: béta \U0001F3B2", 0: "ann's seed, committed second"}),
     Base("v2-classic13-ann-bob-ev", Setup.build("forged-v2-classic13-1", "classic13", [ANN, BOB, bot("ev")],
-                                                first="random"),
+                                                first="random", version=2),
          server_seed("v2-classic13-ann-bob-ev"), {0: "ann's seed for three seats", 1: "bob's seed for three seats"},
          abandon_after=4, abandoned_by=CURRENT),
     Base("v2-yacht-ann-vs-greedy-timeout", Setup.build("forged-v2-yacht-2", "yacht", [ANN, bot("greedy")],
-                                                       abandon_timeout=600),
+                                                       abandon_timeout=600, version=2),
          server_seed("v2-yacht-ann-vs-greedy-timeout"), {0: "ann's seed, and then she went quiet"},
          abandon_after=3, abandoned_by=None, abandon_reason="timeout"),
-    Base("v2-yatzy-bot", Setup.build("forged-v2-yatzy-bot-1", "yatzy", [bot("greedy")]),
+    Base("v2-yatzy-bot", Setup.build("forged-v2-yatzy-bot-1", "yatzy", [bot("greedy")], version=2),
          server_seed("v2-yatzy-bot"), {None: "the operator's seed, version 2"}, abandon_after=2, abandoned_by=None),
 )}
 BASES.update(V2_BASES)
@@ -1704,6 +1705,295 @@ def forged_receipt_cases(doc: dict, bobs: list) -> Iterator[Case]:
                     f"({label.replace('-', ' ')})", text(doc), move_receipts=bad)
 
 
+# --------------------------------------------------------------------------- version 3: players' signatures
+
+def player_key(seat: int) -> PlayerKey:
+    """The key the player of `seat` made on its device (fixed here, so the corpus is reproducible)."""
+    return PlayerKey.from_private_hex(hashlib.sha256(f"fairdice forged corpus: player key {seat}".encode()).hexdigest())
+
+
+@dataclass(frozen=True)
+class Signed:
+    """A version 3 game: its base, which human seats sign (the others sent no key), and who abandons it."""
+    base: Base
+    signing: tuple
+
+
+V3_BASES = {g.base.name: g for g in (
+    Signed(Base("v3-yacht-ann-vs-greedy", Setup.build("forged-v3-yacht-1", "yacht", [ANN, bot("greedy")]),
+                server_seed("v3-yacht-ann-vs-greedy"), {0: "ann signs every move"}), (0,)),
+    Signed(Base("v3-classic13-ann-bob-ev", Setup.build("forged-v3-classic13-1", "classic13", [ANN, BOB, bot("ev")],
+                                                       first="random"),
+                server_seed("v3-classic13-ann-bob-ev"), {1: "bob commits first, and signs", 0: "ann too"},
+                abandon_after=4, abandoned_by=CURRENT), (0, 1)),
+    Signed(Base("v3-yacht-ann-unsigned-vs-greedy", Setup.build("forged-v3-yacht-2", "yacht", [ANN, bot("greedy")]),
+                server_seed("v3-yacht-ann-unsigned"), {0: "ann plays without a key"}), ()),
+)}
+ONE_V3, TWO_V3, UNSIGNED_V3 = V3_BASES
+
+
+class V3Player:
+    """The players' devices of a version 3 game: each signing seat signs its command over the game's history."""
+
+    def __init__(self, game: Game, signing: tuple):
+        self.game, self.keys = game, {seat: player_key(seat) for seat in signing}
+
+    def signed(self, seat, command: dict) -> dict:
+        if seat not in self.keys:
+            return {}
+        g = self.game
+        return {"player_signature": self.keys[seat].sign(g.setup.game_id, len(g.events), g.chain.digest, command),
+                "event_count": len(g.events)}
+
+    def key_of(self, seat) -> str | None:
+        return self.keys[seat].public_hex if seat in self.keys else None
+
+    def opening(self, client_seeds: dict) -> None:
+        g, setup = self.game, self.game.setup
+        commitments = {}
+        if setup.commits_client_seeds:
+            for seat, text in client_seeds.items():
+                key = self.key_of(seat)
+                c = derive.seed_commitment(salt(setup, seat), text, key)
+                command = {"type": "client_seed_commit", "seat": seat, "commitment": c, "player_key": key}
+                g.commit_client_seed(seat, c, player_key=key, **self.signed(seat, command))
+                commitments[seat] = c
+        for seat, text in client_seeds.items():
+            s = salt(setup, seat) if commitments else None
+            command = {"type": "client_seed", "seat": seat, "client_seed": text, "player_key": self.key_of(seat),
+                       **({"salt": s} if s else {})}
+            g.supply_client_seed(seat, text, s, player_key=self.key_of(seat), **self.signed(seat, command))
+
+    def move(self) -> None:
+        """human_move, signed."""
+        g = self.game
+        seat = g.current_seat
+        if g.rolls_made == 0 or (g.rolls_left and len(set(g.dice)) > 1):
+            hold = most_common_face(g.dice) if g.rolls_made else []
+            command = {"type": "roll", "seat": seat, "turn": g.turn, "roll": g.rolls_made + 1, "hold": hold}
+            g.roll(seat, hold, **self.signed(seat, command))
+        else:
+            box = best_box(g)
+            g.score(seat, box, **self.signed(seat, {"type": "score", "seat": seat, "turn": g.turn, "category": box}))
+
+    def abandon(self, seat) -> None:
+        command = {"type": "abandon", "seat": seat, "reason": "player"}
+        self.game.abandon(seat, "player", **self.signed(seat, command))
+
+
+def v3_game(name: str, boxes: int | None = None) -> Game:
+    """The genuine version 3 game `name`, played to its end or abandon (or stopped once `boxes` are filled)."""
+    signed_game = V3_BASES[name]
+    base = signed_game.base
+    game = Game(base.setup, base.seed, make_header(base.setup, derive.commitment(base.seed), OPERATOR))
+    players = V3Player(game, signed_game.signing)
+    players.opening(base.client_seeds)
+    while game.status == "playing":
+        filled = sum(e["type"] == "score" for e in game.events)
+        if boxes is not None and filled >= boxes:
+            break
+        if base.abandon_after is not None and filled >= base.abandon_after \
+                and not base.setup.seats[game.current_seat].is_bot:  # the first human seat to play then
+            players.abandon(game.current_seat)
+            break
+        if base.setup.seats[game.current_seat].is_bot:
+            do(game, bot_decision(game)) if game.rolls_made else game.roll(game.current_seat)
+        else:
+            players.move()
+    return game
+
+
+@cache
+def genuine_v3(name: str) -> dict:
+    base = V3_BASES[name].base
+    return log_of(base.setup, base.seed, v3_game(name).events)
+
+
+def receipt_v3(name: str, seat: int) -> dict:
+    """The receipt of version 2 the player of `seat` keeps (SPEC §5.5): with the log version and its key."""
+    doc, signed_game = genuine_v3(name), V3_BASES[name]
+    head = doc["header"]
+    key = player_key(seat).public_hex if seat in signed_game.signing else None
+    return {"format": "fairdice-receipt", "version": 2, "game_id": head["game_id"], "seat": seat,
+            "commitment": head["commitment"], "client_seed": signed_game.base.client_seeds[seat], "header": head,
+            "commitment_signature": doc["commitment_signature"], "public_key": head["public_key"],
+            "log_version": 3, "player_key": key}
+
+
+def last_of_seat(doc: dict, seat: int, before: int | None = None) -> int:
+    ev = doc["events"]
+    return max(i for i, e in enumerate(ev[:before]) if e.get("seat") == seat and e["type"] != "start")
+
+
+def v3_genuine_cases() -> Iterator[Case]:
+    for name, signed_game in V3_BASES.items():
+        doc = genuine_v3(name)
+        yield ok(f"genuine-{name}", f"nothing: the genuine version 3 log of {name}", doc)
+        for seat in signed_game.base.client_seeds:
+            yield ok(f"genuine-{name}-receipt-{seat}", f"nothing: the genuine version 3 log of {name}, checked "
+                     f"against the receipt (version 2) of seat {seat}", doc, receipt=receipt_v3(name, seat))
+    doc = genuine_v3(ONE_V3)
+    yield ok(f"genuine-{ONE_V3}-move-receipts", "nothing: the genuine log, with the move receipts ann kept",
+             doc, move_receipts=move_receipts_of(doc, answers_to(doc, 0, ("client_seed", "roll", "score"))),
+             receipt=receipt_v3(ONE_V3, 0))
+
+
+def framed_abandon(name: str, seat: int) -> tuple[dict, Game, int]:
+    """The genuine game cut at the start of `seat`'s turn while `seat` leads, with the events so far."""
+    base = V3_BASES[name].base
+    for boxes in range(2, 13):
+        game = v3_game(name, boxes)
+        while game.status == "playing" and (game.current_seat != seat or game.rolls_made):
+            if base.setup.seats[game.current_seat].is_bot:
+                do(game, bot_decision(game)) if game.rolls_made else game.roll(game.current_seat)
+            else:
+                V3Player(game, V3_BASES[name].signing).move()
+        leads = game.totals(seat).total > max(game.totals(s).total for s in range(len(base.setup.seats)) if s != seat)
+        if game.status == "playing" and leads:
+            return log_of(base.setup, base.seed, game.events), game, boxes
+    raise RuntimeError(f"{name}: seat {seat} never leads at the start of its turn")
+
+
+def v3_framed_cases() -> Iterator[Case]:
+    """The operator writes a move (above all an abandon) in a player's name: the player's signature is missing."""
+    base = V3_BASES[ONE_V3].base
+    cut, game, boxes = framed_abandon(ONE_V3, 0)
+    events = cut["events"]
+    ann_signatures = [e["player_signature"] for e in events if e.get("seat") == 0]
+    abandon = {"type": "abandon", "seat": 0, "reason": "player"}
+    what = f"the genuine game cut at the start of ann's turn while she leads ({boxes} boxes filled), and an abandon "
+    for label, signature in (("unsigned", None), ("garbage", "ab" * 64), ("her-last-signature", ann_signatures[-1])):
+        forged = log_of(base.setup, base.seed, events + [{**abandon, "player_signature": signature}])
+        yield fail(f"v3-framed-abandon-{label}", what + f"written in her name with player_signature {label}; re-signed",
+                   forged, "player.signature")
+    yield fail("v3-framed-abandon-with-her-receipts", what + "written in her name; checked with her receipt and "
+               "the move receipts she holds", log_of(base.setup, base.seed, events + [{**abandon, "player_signature":
+                                                                                   None}]),
+               "player.signature", receipt=receipt_v3(ONE_V3, 0),
+               move_receipts=move_receipts_of(cut, answers_to(cut, 0, ("client_seed", "roll", "score"))))
+    yield fail("v3-framed-abandon-no-field", what + "without player_signature at all; re-signed",
+               log_of(base.setup, base.seed, events + [abandon]), "log.format")
+    yield ok("v3-timeout-abandon-while-ann-leads", what.replace("and an abandon ", "and the server's abandon on "
+             "its timeout (seat null), its right: only the audit's selective-abandon test weighs it"),
+             log_of(base.setup, base.seed, events + [{"type": "abandon", "seat": None, "reason": "timeout"}]))
+    doc = genuine_v3(ONE_V3)
+    ev = doc["events"]
+    last = last_of_seat(doc, 0)
+    earlier = last_of_seat(doc, 0, last)
+    swapped = edited(doc, ("events", last, "player_signature"), ev[earlier]["player_signature"])
+    yield fail("v3-move-with-another-moves-signature", f"ann's last move (event {last}) carries the signature of "
+               f"her move at event {earlier}; re-signed", signed(swapped), "player.signature")
+    roll = next(i for i in range(last) if ev[i]["type"] == "roll" and ev[i]["seat"] == 0 and ev[i]["roll"] == 2)
+    held = edited(doc, ("events", roll, "hold"), sorted(set(ev[roll]["hold"]) ^ {4}))
+    yield fail("v3-earlier-move-changed", f"ann's roll at event {roll} is said to hold other dice than she chose, "
+               "her signatures left as they were (her last one covers it); re-signed", signed(held), "player.signature")
+    own = log_of(base.setup, base.seed, ev[:last] + [{**ev[last], "player_signature": OTHER.sign(b"anything")}])
+    yield fail("v3-last-move-signed-by-the-operator", "ann's last move is signed by the operator's own key; "
+               "re-signed", own, "player.signature")
+
+
+def with_player_key(doc: dict, seat: int, new: PlayerKey | None, resign: bool) -> dict:
+    """The log with `seat`'s key replaced by `new` (None: no key), its events re-signed by it when `resign`."""
+    base = next(g.base for g in V3_BASES.values() if g.base.setup.game_id == doc["header"]["game_id"])
+    head = doc["header"]
+    events, digest = [], None
+    from fairdice.chain import Chain
+    chain = Chain.start(head)
+    from fairdice.players import command_of
+    for i, event in enumerate(copy.deepcopy(doc["events"])):
+        if event.get("seat") == seat and event["type"] != "start":
+            if "player_key" in event:
+                event["player_key"] = new.public_hex if new else None
+            if new is None:
+                event["player_signature"] = None
+            elif resign:
+                event["player_signature"] = new.sign(head["game_id"], i, chain.digest, command_of(event))
+        events.append(event)
+        chain = chain.extend([event])
+    del digest
+    return log_of(base.setup, base.seed, events)
+
+
+def v3_key_cases() -> Iterator[Case]:
+    doc = genuine_v3(ONE_V3)
+    mine = PlayerKey.from_private_hex(hashlib.sha256(b"fairdice forged corpus: the operator's player key").hexdigest())
+    replaced = with_player_key(doc, 0, mine, resign=True)
+    what = "the operator replaced ann's player key by one of its own and re-signed every move of hers with it"
+    yield fail("v3-replaced-player-key", what + "; her receipt holds her key", replaced, "player.signature",
+               receipt=receipt_v3(ONE_V3, 0))
+    yield ok("v3-replaced-player-key-no-receipt", what + "; without her receipt (or her move receipts) nothing "
+             "shows it", replaced)
+    yield fail("v3-replaced-player-key-signatures-kept", "the operator replaced ann's player key by its own but "
+               "left her signatures", with_player_key(doc, 0, mine, resign=False), "player.signature")
+    yield fail("v3-player-key-removed", "the operator removed ann's key (null) and her signatures, as if she had "
+               "not signed; her receipt holds her key", with_player_key(doc, 0, None, resign=False), "receipt.match",
+               receipt=receipt_v3(ONE_V3, 0))
+    two = genuine_v3(TWO_V3)
+    reveal = next(i for i, e in enumerate(two["events"]) if e["type"] == "client_seed" and e["seat"] == 1)
+    yield fail("v3-reveal-names-another-key", "bob's reveal names another key than his commitment; re-signed",
+               signed(edited(two, ("events", reveal, "player_key"), mine.public_hex)), "client_seed.commit")
+    bot_signs = copy.deepcopy(doc)
+    k = next(i for i, e in enumerate(bot_signs["events"]) if e.get("seat") == 1)
+    bot_signs["events"][k]["player_signature"] = None
+    yield fail("v3-bot-event-with-a-signature-field", "a bot's roll carries player_signature null; re-signed",
+               signed(bot_signs), "log.format")
+
+
+def downgraded(doc: dict, version: int) -> dict:
+    """A version 3 log re-signed as version 1 or 2: the players' keys and signatures stripped."""
+    out = copy.deepcopy(doc)
+    out["version"] = version
+    for event in out["events"]:
+        event.pop("player_key", None)
+        event.pop("player_signature", None)
+        if version == 1:
+            event.pop("reason", None)
+    if version == 1:
+        del out["header"]["abandon_timeout"]
+    return signed(out)
+
+
+def v3_version_cases() -> Iterator[Case]:
+    doc = genuine_v3(ONE_V3)
+    for version in (2, 1):
+        low = downgraded(doc, version)
+        what = f"a version 3 game re-signed as version {version}, the players' keys and signatures stripped"
+        yield fail(f"v3-resigned-as-v{version}", what + "; ann's receipt records version 3", low, "receipt.match",
+                   receipt=receipt_v3(ONE_V3, 0))
+        if version == 2:
+            yield ok(f"v3-resigned-as-v{version}-no-receipt", what + "; without her receipt it verifies, with the "
+                     "warning that the operator could have written every human move", low)
+    yield fail("v3-log-labelled-version-2", "a version 3 log labelled version 2, its new fields left; re-signed",
+               signed(edited(doc, ("version",), 2)), "log.format")
+
+
+def unsigned_abandon_cases() -> Iterator[Case]:
+    """An abandon in the name of a player who signs nothing: only the player's move receipts can refute it."""
+    for name in (UNSIGNED_V3, "v2-yacht-ann-vs-greedy-timeout"):
+        base = V3_BASES[name].base if name in V3_BASES else BASES[name]
+        source = genuine_v3(name) if name in V3_BASES else genuine(name)
+        cut = first_index(source, lambda e: e["type"] == "score" and e["seat"] == 1, 8) + 1
+        events = source["events"][:cut]
+        abandon = {"type": "abandon", "seat": 0, "reason": "player"}
+        if name in V3_BASES:
+            abandon["player_signature"] = None
+        forged = log_of(base.setup, base.seed, events + [abandon])
+        held = move_receipts_of(forged, [n for n in answers_to(forged, 0, ("client_seed", "roll", "score"))
+                                         if n <= cut])
+        version = 3 if name in V3_BASES else 2
+        what = (f"version {version}, ann signs nothing: the operator cuts the game after event {cut - 1} and writes "
+                "an abandon in her name")
+        yield fail(f"v{version}-unsigned-abandon-with-her-move-receipts", what + "; she holds no receipt of it",
+                   forged, "game.abandon", move_receipts=held, receipt=None)
+        yield ok(f"v{version}-unsigned-abandon-no-receipts", what + "; without her move receipts it verifies, with "
+                 "the warning that the operator could have written her moves", forged)
+
+
+def v3_cases() -> Iterator[Case]:
+    for group in (v3_genuine_cases, v3_framed_cases, v3_key_cases, v3_version_cases, unsigned_abandon_cases):
+        yield from group()
+
+
 def v2_cases() -> Iterator[Case]:
     for group in (v2_genuine_cases, v2_commitment_cases, v2_abandon_cases, v2_version_cases, v2_field_cases,
                   move_receipt_cases):
@@ -1714,7 +2004,7 @@ def v2_cases() -> Iterator[Case]:
 
 def all_cases() -> list[Case]:
     groups = (genuine_cases, relabel_cases, roll_count_cases, order_cases, receipt_cases, bot_cases, score_cases,
-              start_cases, signature_cases, field_cases, format_cases, hostile_cases, rule_cases, v2_cases)
+              start_cases, signature_cases, field_cases, format_cases, hostile_cases, rule_cases, v2_cases, v3_cases)
     cases = [case for group in groups for case in group()]
     names = [c.name for c in cases]
     assert len(names) == len(set(names)), sorted({n for n in names if names.count(n) > 1})

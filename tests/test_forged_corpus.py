@@ -24,7 +24,7 @@ EXIT = {"ok": 0, "fail": 1, "error": 2}
 CHECK_IDS = ("log.format log.key sig.commitment sig.final seed.revealed seed.commitment client_seed.valid "
              "start.first turn.order roll.count roll.hold roll.dice score.category score.points game.complete "
              "final.totals final.winner bot.identity bot.decision receipt.match "
-             "client_seed.commit game.abandon receipt.chain").split()  # SPEC §7, and those of log format version 2
+             "client_seed.commit game.abandon receipt.chain player.signature").split()  # SPEC §7 (versions 1 to 3)
 ENTRY_FIELDS = {"name", "file", "what", "trusted_keys", "receipt", "allow_unsigned", "verdict", "check"}
 
 

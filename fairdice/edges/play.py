@@ -11,9 +11,11 @@ Commands at the prompt:
     q               quit: abandon the game (the server reveals its seed)
 
 The client seed is made here with `secrets` after the server has committed to
-its seed; every answer's move receipt is checked and kept (`--save-receipts`
-writes them, after every move); at the end the signed log is fetched and
-verified.
+its seed, with a key pair of the player's own (SPEC §5.7: every command is
+signed with it, and the key is kept, mode 0600, beside the receipt); every
+answer's move receipt is checked against the history shown and kept (written
+after every move, beside the receipt unless `--save-receipts` says where); at
+the end the signed log is fetched and verified against all of it.
 """
 
 from __future__ import annotations
@@ -51,8 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--lang", choices=LANGUAGES, default=os.environ.get("FAIRDICE_LANG") or "en",
                         help="the language of the game: en or zh, 中文 (FAIRDICE_LANG; default en)")
     parser.add_argument("--save-receipts", metavar="FILE",
-                        help="write the server's signed receipt of every move (SPEC §5.6) to FILE as a JSON array, "
-                        "rewritten after each move (check them with: fairdice-verify --receipts FILE LOG)")
+                        help="where to keep the server's signed receipt of every move (SPEC §5.6), a JSON array "
+                        "rewritten after each move (default: <game id>.moves.json beside your receipt; check them "
+                        "with: fairdice-verify --receipts FILE LOG)")
 
 
 class Terminal:
@@ -73,11 +76,29 @@ class Terminal:
             return None
 
 
-def default_receipt_path(game_id: str) -> str:
-    """Where a receipt is kept unless told: the user's data directory, one file per game."""
+def default_receipt_path(game_id: str, kind: str = "receipt") -> str:
+    """Where a player's evidence is kept unless told: the user's data directory, files per game (`kind`:
+    receipt, moves, player-key)."""
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
     safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in game_id)
-    return os.path.join(base, "fairdice", "receipts", f"{safe}.receipt.json")
+    return os.path.join(base, "fairdice", "receipts", f"{safe}.{kind}.json")
+
+
+def _keep_key(game, term) -> None:
+    """The seat's private key, beside its receipt, mode 0600: the player's own, to sign this game's moves."""
+    if game.key is None:
+        return
+    path = default_receipt_path(game.game_id, "player-key")
+    doc = {"game_id": game.game_id, "seat": game.seat, "player_key": game.player_key,
+           "private_key": game.key.private_hex()}
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh)
+        term.say(term.words("your_key", key=game.player_key, path=path))
+    except OSError as exc:
+        term.say(term.words("key_unwritten", path=path, error=exc.strerror or exc))
 
 
 def run(args) -> int:
@@ -114,8 +135,10 @@ def play(client: Client, args, term: Terminal) -> int:
     except ProtocolError as exc:
         term.say(w("broke_protocol", error=exc))
         return 1
+    args.save_receipts = args.save_receipts or default_receipt_path(game.game_id, "moves")
     _keep_receipts(game, args, term)
     term.say(w("your_seed", seed=seed))
+    _keep_key(game, term)
     receipt_path = args.save_receipt or default_receipt_path(game.game_id)
     try:
         os.makedirs(os.path.dirname(os.path.abspath(receipt_path)), exist_ok=True)
