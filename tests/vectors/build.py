@@ -25,7 +25,8 @@ sys.path.insert(0, str(ROOT))
 from fairdice import derive  # noqa: E402
 from fairdice.bots import BOTS, play_bots  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import CHAIN_LABEL, Chain, Signer, build_log, canonical, open_log, receipt_message  # noqa: E402
+from fairdice.log import CHAIN_LABEL, Chain, Signer, build_log, canonical, header, open_log, receipt_message  # noqa: E402
+from fairdice.players import PlayerKey, command_of, move_message  # noqa: E402
 from fairdice.simulate import GameSpec, play_one, signer_for_seed  # noqa: E402
 
 VECTOR_KEY = hashlib.sha256(b"fairdice test vector signing key").digest()
@@ -426,6 +427,72 @@ def chain_vector() -> dict:
     }
 
 
+PLAYER_SEEDS = {0: "ann signs", 2: "bo signs"}
+
+
+def _player_key(seat: int) -> PlayerKey:
+    return PlayerKey.from_private_hex(hashlib.sha256(f"fairdice spec example player key {seat}".encode()).hexdigest())
+
+
+def players_vector() -> dict:
+    """A version 3 game of two signing humans (seats 0 and 2) and a bot (SPEC §5.7): both commit (seat 2
+    first) to seed and key, reveal, seat 0 plays a turn, the bot its turn, seat 2 rolls once and abandons; every
+    human event with n, h_n, its command, the bytes signed and the signature."""
+    signer = Signer.from_private_bytes(VECTOR_KEY)
+    seats = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}, {"type": "human", "name": "bo"}]
+    setup = Setup.build("spec-example-3", "yacht", seats)
+    seed = hashlib.sha256(b"fairdice spec example 3").digest()
+    head = header(setup, Game(setup, seed).commitment, signer, seed_secret=False)
+    game = Game(setup, seed, head)
+    keys = {s: _player_key(s) for s in PLAYER_SEEDS}
+    salts = {s: hashlib.sha256(f"fairdice spec example 3 salt {s}".encode()).hexdigest() for s in PLAYER_SEEDS}
+
+    def signed(seat, command):
+        n = len(game.events)
+        return {"player_signature": keys[seat].sign(setup.game_id, n, game.chain.digest, command), "event_count": n}
+
+    commitments = {s: derive.seed_commitment(salts[s], PLAYER_SEEDS[s], keys[s].public_hex) for s in PLAYER_SEEDS}
+    for s in (2, 0):
+        command = {"type": "client_seed_commit", "seat": s, "commitment": commitments[s],
+                   "player_key": keys[s].public_hex}
+        game.commit_client_seed(s, commitments[s], player_key=keys[s].public_hex, **signed(s, command))
+    for s in (0, 2):
+        command = {"type": "client_seed", "seat": s, "client_seed": PLAYER_SEEDS[s], "salt": salts[s],
+                   "player_key": keys[s].public_hex}
+        game.supply_client_seed(s, PLAYER_SEEDS[s], salts[s], player_key=keys[s].public_hex, **signed(s, command))
+    game.roll(0, [], **signed(0, {"type": "roll", "seat": 0, "turn": 1, "roll": 1, "hold": []}))
+    game.roll(0, [0, 1], **signed(0, {"type": "roll", "seat": 0, "turn": 1, "roll": 2, "hold": [0, 1]}))
+    box = max(game.scoring_options(), key=lambda c: game.scoring_options()[c].points)
+    game.score(0, box, **signed(0, {"type": "score", "seat": 0, "turn": 1, "category": box}))
+    play_bots(game)
+    game.roll(2, [], **signed(2, {"type": "roll", "seat": 2, "turn": 1, "roll": 1, "hold": []}))
+    game.abandon(2, "player", **signed(2, {"type": "abandon", "seat": 2, "reason": "player"}))
+    log = build_log(open_log(Game(setup, seed), signer, seed_secret=False), game, signer)
+    chain_ = Chain.start(head)
+    steps = []
+    for n, event in enumerate(log["events"]):
+        if "player_signature" in event:
+            command = command_of(event)
+            steps.append({"event": n, "seat": event["seat"], "chain": chain_.digest.hex(), "command": command,
+                          "message": move_message(setup.game_id, n, chain_.digest, command).hex(),
+                          "player_signature": event["player_signature"],
+                          "checked": n == max(i for i, e in enumerate(log["events"]) if e.get("seat") == event["seat"]
+                                              and e["type"] != "start")})
+        chain_ = chain_.extend([event])
+    return {
+        "about": "SPEC \u00a75.7: a version 3 log whose human seats sign every command; for each signed event its "
+                 "index n, h_n (SPEC \u00a75.6) of the events before it, the command, the bytes signed and the "
+                 "signature; `checked` marks the one signature per seat that a verifier checks (the seat's last "
+                 "event). Server key as in log_short.json.",
+        "public_key": signer.public_key.hex(),
+        "players": [{"seat": s, "private_key": keys[s].private_hex(), "player_key": keys[s].public_hex,
+                     "client_seed": PLAYER_SEEDS[s], "salt": salts[s], "commitment": commitments[s]}
+                    for s in PLAYER_SEEDS],
+        "log": log,
+        "signed_events": steps,
+    }
+
+
 def build() -> dict[str, str]:
     """File name -> content, for every vector file and SPEC.md."""
     files = {
@@ -436,6 +503,7 @@ def build() -> dict[str, str]:
         "bots.json": bot_identities(),
         "public_seed.json": public_seed_games(),
         "chain.json": chain_vector(),
+        "players.json": players_vector(),
     }
     out = {HERE / name: json.dumps(doc, indent=1, ensure_ascii=False) + "\n" for name, doc in files.items()}
     files["client_seed_rule.json"] = client_seed_rule()  # escaped: its examples are made of invisible characters
@@ -555,7 +623,7 @@ def render(files: dict) -> str:
               "| game | game id | server seed | client seed |", "|---|---|---|---|"]
     lines += [f"| {g['index']} | `{g['game_id']}` | `{g['server_seed']}` | `{g['client_seed']}` |"
               for g in pub["games"]]
-    lines += [""] + render_chain(files["chain.json"])
+    lines += [""] + render_chain(files["chain.json"]) + [""] + render_players(files["players.json"])
     return "\n".join(lines) + "\n\n"
 
 
@@ -579,6 +647,28 @@ def render_chain(vec: dict) -> list[str]:
                   "(`field(\"fairdice-receipt/v2\") || field(game_id) || u32(n) || h_n`):", ""]
     for r in vec["receipts"]:
         lines += [f"- `{json.dumps(r['receipt'])}`", "", f"  signed message `{r['message']}`", ""]
+    return lines[:-1]
+
+
+def render_players(vec: dict) -> list[str]:
+    """SPEC §8.9: a version 3 log, every human event signed, and what each signature covers."""
+    players = "; ".join(f"seat {p['seat']}: private key `{p['private_key']}`, player key `{p['player_key']}`, "
+                        f"client seed `{p['client_seed']}`, salt `{p['salt']}`, commitment `{p['commitment']}`"
+                        for p in vec["players"])
+    lines = ["### 8.9 Players' signatures (`players.json`)", "",
+             "A version 3 game of `yacht` as in §8.8, its humans signing: both commit (seat 2 first) with their "
+             "keys, reveal, seat 0 plays a turn, the bot its turn, seat 2 rolls once and abandons. Server key of "
+             "§8.4; server seed SHA-256 of `fairdice spec example 3`; the private key of seat s SHA-256 of "
+             "`fairdice spec example player key s`, its salt SHA-256 of `fairdice spec example 3 salt s`. "
+             f"{players}.", "", "```json", render_log(vec["log"]), "```", "",
+             "Each signed event: its index n, h_n, the command (§5.7) and the bytes signed, "
+             "`field(\"fairdice-move/v3\") || field(game_id) || u32(n) || h_n || canonical(command)`. "
+             "A verifier checks the signature of each seat's last event only (**checked**).", ""]
+    for st in vec["signed_events"]:
+        mark = " — **checked**" if st["checked"] else ""
+        lines += [f"- event {st['event']}, seat {st['seat']}{mark}: h_n `{st['chain']}`, command "
+                  f"`{json.dumps(st['command'], separators=(',', ':'), sort_keys=True)}`", "",
+                  f"  signed message `{st['message']}`", ""]
     return lines[:-1]
 
 
