@@ -1,11 +1,12 @@
-"""Log format version 2 against version 1: size and verification time of the same games.
+"""Log format versions 1, 2 and 3: size and verification time of the same games.
 
     python bench/bench_versions.py [--games 200] [--repeat 5]
 
-The same setups, seeds and moves under both versions (two humans and the ev bot, classic13: version 2 adds the
-client seed commitments, the salts, the header's abandon_timeout); sizes are canonical bytes; times are the CPU
-time of `verify_document` (the bots replayed too, as by default), best of --repeat interleaved runs, and the
-ratio v2 / v1 is what to read (the machines are noisy)."""
+The same setups, seeds and moves under each version (two humans and the ev bot, classic13: version 2 adds the
+client seed commitments, the salts, the header's abandon_timeout; version 3 every human event's signature and
+each seat's key, SPEC §5.7); sizes are canonical bytes; times are the CPU time of `verify_document` (the bots
+replayed too, as by default), best of --repeat interleaved runs, and the ratios v2 / v1 and v3 / v2 are what to
+read (the machines are noisy)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.log import Signer, build_log, canonical, open_log  # noqa: E402
+from tests.signing import SigningGame, player_key  # noqa: E402
 from tests.test_verifier_support import play_randomly  # noqa: E402
 from verifier.botcheck import PublishedBots  # noqa: E402
 from verifier.replay import verify_document  # noqa: E402
@@ -30,20 +32,24 @@ SEATS = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "ev"}, {"type"
 
 def game_log(i: int, version: int) -> dict:
     setup = Setup.build(f"bench-{i}", "classic13", SEATS, version=version)
-    game = Game(setup, server_seed=hashlib.sha256(b"bench %d" % i).digest())
-    opened = open_log(game, SIGNER)
+    seed_ = hashlib.sha256(b"bench %d" % i).digest()
+    opened = open_log(Game(setup, seed_), SIGNER)
+    game = Game(setup, seed_, opened["header"])
+    keys = {s: player_key(f"bench {i} {s}") for s in setup.human_seats} if version >= 3 else {}
+    game = SigningGame(game, keys) if keys else game
     seeds = {s: f"seed {i} {s}" for s in setup.human_seats}
     if setup.commits_client_seeds:
         salts = {s: hashlib.sha256(b"salt %d %d" % (i, s)).digest() for s in seeds}
         for s, seed in seeds.items():
-            game.commit_client_seed(s, hashlib.sha256(salts[s] + seed.encode()).hexdigest())
+            key = bytes.fromhex(keys[s].public_hex) if s in keys else b""
+            game.commit_client_seed(s, hashlib.sha256(salts[s] + key + seed.encode()).hexdigest())
         for s, seed in seeds.items():
             game.supply_client_seed(s, seed, salts[s].hex())
     else:
         for s, seed in seeds.items():
             game.supply_client_seed(s, seed)
     play_randomly(game, random.Random(i))
-    return build_log(opened, game, SIGNER)
+    return build_log(opened, getattr(game, "game", game), SIGNER)
 
 
 def cpu(fn) -> float:
@@ -57,21 +63,23 @@ def main() -> None:
     p.add_argument("--games", type=int, default=200)
     p.add_argument("--repeat", type=int, default=5)
     args = p.parse_args()
-    logs = {v: [game_log(i, v) for i in range(args.games)] for v in (1, 2)}
+    logs = {v: [game_log(i, v) for i in range(args.games)] for v in (1, 2, 3)}
     bots = PublishedBots()
     for v, docs in logs.items():
         bad = [d["header"]["game_id"] for d in docs if not verify_document(d, "-", bots=bots).ok]
         assert not bad, (v, bad[:3])
     size = {v: sum(len(canonical(d)) for d in docs) for v, docs in logs.items()}
-    best = {1: float("inf"), 2: float("inf")}
+    best = {v: float("inf") for v in logs}
     for _ in range(args.repeat):
         for v, docs in logs.items():
             best[v] = min(best[v], cpu(lambda: [verify_document(d, "-", bots=bots) for d in docs]))
     print(f"{args.games} classic13 games of two humans and the ev bot, verified with the bots replayed")
-    for v in (1, 2):
+    for v in logs:
         print(f"  version {v}: {size[v] / args.games:,.0f} bytes per log, {best[v] / args.games * 1e3:.2f} ms "
               f"CPU per log ({args.games / best[v]:,.0f} logs/s)")
-    print(f"  version 2 / version 1: size {size[2] / size[1]:.3f}, verification time {best[2] / best[1]:.3f}")
+    for new, old in ((2, 1), (3, 2)):
+        print(f"  version {new} / version {old}: size {size[new] / size[old]:.3f}, verification time "
+              f"{best[new] / best[old]:.3f}")
 
 
 if __name__ == "__main__":
