@@ -5,6 +5,7 @@ corpus) passes. Needs Node (v20: Web Crypto with Ed25519), not a browser."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 import re
@@ -15,9 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from fairdice.bots import BOTS
+from fairdice.bots import BOTS, play_bots
 from fairdice.game import Game, Setup
 from fairdice.log import Signer, build_log, move_receipt, open_log
+from fairdice.players import PlayerKey
 from forge import edited, with_events
 from test_verifier_support import PUBLIC_HEX, SIGNER, core_log, random_setup, resign, simulated
 from verifier.cli import main as cli_main
@@ -120,6 +122,110 @@ def core_logs(n: int, seed: int) -> dict[str, dict]:
 
 
 
+# ------------------------------------------------------------------ version 3: games whose players sign (SPEC §5.7)
+
+class Devices:
+    """The players' devices of a version 3 game: each human seat with a key signs its commands over the history."""
+
+    def __init__(self, game: Game, keys: dict):
+        self.game, self.keys = game, keys  # human seat -> PlayerKey, or None: the seat sends no key
+
+    def key(self, seat) -> str | None:
+        return self.keys[seat].public_hex if self.keys.get(seat) else None
+
+    def signed(self, command: dict) -> dict:
+        """The player_signature and event_count of the command's seat over the game's history, if it signs."""
+        g, seat = self.game, command["seat"]
+        if not self.keys.get(seat):
+            return {}
+        return {"player_signature": self.keys[seat].sign(g.setup.game_id, len(g.events), g.chain.digest, command),
+                "event_count": len(g.events)}
+
+    def send_client_seeds(self, rng: random.Random) -> None:
+        g = self.game
+        seeds = {s: f"signed seed {rng.random()} \u00e9" for s in g.setup.human_seats or [None]}
+        salts = {s: rng.randbytes(32).hex() for s in seeds} if g.setup.commits_client_seeds else {}
+        for s, text in seeds.items() if salts else ():  # SPEC §4.3: the commitment covers the key (version 3)
+            key = bytes.fromhex(self.key(s)) if self.key(s) else b""
+            c = hashlib.sha256(bytes.fromhex(salts[s]) + key + text.encode()).hexdigest()
+            cmd = {"type": "client_seed_commit", "seat": s, "commitment": c, "player_key": self.key(s)}
+            g.commit_client_seed(s, c, player_key=self.key(s), **self.signed(cmd))
+        for s, text in seeds.items():
+            keyed = {"player_key": self.key(s)} if s is not None else {}
+            salted = {"salt": salts[s]} if salts else {}
+            cmd = {"type": "client_seed", "seat": s, "client_seed": text, **keyed, **salted}
+            g.supply_client_seed(s, text, salts.get(s), **keyed, **self.signed(cmd))
+
+    def play(self, rng: random.Random, stop_after: int | None = None) -> None:
+        """Humans play random moves, each signed (bots play their policy), until the end or `stop_after` events."""
+        g = self.game
+        while g.status == "playing" and (stop_after is None or len(g.events) < stop_after):
+            seat = g.current_seat
+            if g.setup.seats[seat].is_bot:
+                play_bots(g)
+            elif g.rolls_made == 0 or (g.rolls_made < 3 and rng.random() < 0.6):
+                hold = sorted(rng.sample(range(5), rng.randint(0, 4))) if g.rolls_made else []
+                g.roll(seat, hold, **self.signed({"type": "roll", "seat": seat, "turn": g.turn, "roll": g.rolls_made + 1,
+                                                  "hold": hold}))
+            else:
+                box = rng.choice(sorted(g.scoring_options()))
+                g.score(seat, box, **self.signed({"type": "score", "seat": seat, "turn": g.turn, "category": box}))
+
+    def abandon(self, seat) -> None:
+        self.game.abandon(seat, "player", **self.signed({"type": "abandon", "seat": seat, "reason": "player"}))
+
+
+def signed_core_log(setup: Setup, seed: bytes, rng: random.Random, abandon_after: int | None = None) -> dict:
+    """A version 3 game played by the core: most human seats sign with a key of their own, some send none; the
+    game is finished, or abandoned by the seat to play (signed, if it has a key) or by the server."""
+    opened = open_log(Game(setup, server_seed=seed), SIGNER)
+    game = Game(setup, server_seed=seed, header=opened["header"])
+    devices = Devices(game, {s: PlayerKey.from_private_hex(rng.randbytes(32).hex()) if rng.random() < 0.8 else None
+                             for s in setup.human_seats})
+    devices.send_client_seeds(rng)
+    devices.play(rng, abandon_after)
+    if game.status == "playing":
+        mover = game.current_seat if game.current_seat in setup.human_seats else None
+        if mover is not None and rng.random() < 0.7:
+            devices.abandon(mover)
+        else:
+            game.abandon(None, "timeout" if setup.human_seats else "player")
+    return build_log(opened, game, SIGNER)
+
+
+def signed_logs(n: int, seed: int) -> dict[str, dict]:
+    rng = random.Random(seed)
+    logs = {}
+    for i in range(n):
+        setup = random_setup(rng, f"js-v3-{seed}-{i}")
+        if not setup.human_seats:
+            continue
+        logs[f"signed-{i}"] = signed_core_log(setup, rng.randbytes(32), rng, abandon_after=rng.choice([None, 12, 30]))
+    return logs
+
+
+def signature_mutants(name: str, doc: dict, rng: random.Random) -> dict[str, dict]:
+    """The operator's attempts on the players' signatures, one change each (then re-signed by the server)."""
+    signed = [i for i, e in enumerate(doc["events"]) if e.get("player_signature")]
+    out = {}
+    if signed:
+        i, j = rng.choice(signed), signed[-1]
+        out[f"{name}-signature-flipped-{i}"] = edited(doc, ("events", i, "player_signature"),
+                                                       flip_hex(doc["events"][i]["player_signature"]))
+        out[f"{name}-signature-nulled-{i}"] = edited(doc, ("events", i, "player_signature"), None)
+        out[f"{name}-last-signature-of-another-move"] = edited(doc, ("events", j, "player_signature"),
+                                                                doc["events"][signed[0]]["player_signature"])
+        key_event = next(k for k, e in enumerate(doc["events"]) if e.get("player_key"))
+        out[f"{name}-key-replaced"] = edited(doc, ("events", key_event, "player_key"), "ab" * 32)
+        out[f"{name}-key-dropped"] = edited(doc, ("events", key_event, "player_key"), None)
+    unsigned = [i for i, e in enumerate(doc["events"]) if "player_signature" in e and e["player_signature"] is None]
+    if unsigned:
+        out[f"{name}-signature-on-a-keyless-seat"] = edited(doc, ("events", unsigned[-1], "player_signature"), "cd" * 64)
+    if doc["final"]["status"] == "abandoned" and doc["events"][-1]["seat"] is None and doc["header"]["seats"][0]["type"] == "human":
+        out[f"{name}-timeout-relabelled-as-seat-0"] = edited(doc, ("events", len(doc["events"]) - 1, "seat"), 0)
+    return out
+
+
 def event_mutants(doc: dict, i: int):
     """Single changes to event i, its place, its labels and its values."""
     events, e = doc["events"], doc["events"][i]
@@ -212,7 +318,7 @@ def bot_playing_like_a_human(seed: int) -> dict:
 
 # ------------------------------------------------------------------ tests
 
-@pytest.mark.slow  # the whole Node suite (460 tests: about 8 s)
+@pytest.mark.slow  # the whole Node suite (540 tests: about 11 s)
 def test_the_node_suite_passes():
     """tests/node/: the SPEC vectors, the strict JSON rules, forged logs and the shared corpus, under Node."""
     done = subprocess.run([NODE, "--test", str(NODE_TESTS)], capture_output=True, text=True, timeout=900, cwd=REPO)
@@ -300,6 +406,51 @@ def test_move_receipts_give_the_same_verdicts(tmp_path):
         assert cli_verdicts([path], tmp_path, move_receipts=bad) is None, bad  # exit 2 before any log is read
         [(ok, error)] = js_verdicts([path], tmp_path, move_receipts=bad).values()
         assert ok is None and error.startswith("move receipts: "), (bad, error)
+
+
+@pytest.mark.slow  # (about 10 s)
+def test_signed_games_and_their_forgeries_get_the_same_statuses(tmp_path):
+    """Version 3 games played by the core with the players' keys (some seats without one; finished, abandoned by a
+    seat or the server), and the operator's changes to them (moves, signatures, keys), re-signed by the server key:
+    verify.js agrees with the reference on every check, player.signature included."""
+    rng = random.Random(41)
+    genuine = signed_logs(12, 41)
+    verdicts = assert_same_verdicts(write_logs(tmp_path / "genuine", genuine), tmp_path)
+    assert all(ok is True for ok, _ in verdicts.values()), [f for f, (ok, _) in verdicts.items() if ok is not True]
+    assert sum(checks["player.signature"] == "pass" for _, checks in verdicts.values()) == len(genuine)
+    mutants = {}
+    for name, doc in list(genuine.items())[:6]:
+        mutants.update(signature_mutants(name, doc, rng))
+        mutants.update(sampled_mutants(name, doc, 3, rng))
+    files = write_logs(tmp_path / "resigned", {k: resign(v) for k, v in mutants.items()})
+    verdicts = assert_same_verdicts(files, tmp_path)
+    failed = {c for _, checks in verdicts.values() for c, status in checks.items() if status == "fail"}
+    assert "player.signature" in failed and len(files) > 100, (failed, len(files))
+
+
+@pytest.mark.slow  # (fairdice-verify is started once per case: about 3 s)
+def test_a_players_move_receipts_and_receipt_give_the_same_verdicts(tmp_path):
+    """A version 3 game checked against its player's receipt (version 2) and move receipts, genuine and with an
+    abandon the seat did not sign: both verifiers agree on receipt.match, player.signature and game.abandon."""
+    rng = random.Random(43)
+    setup = Setup.build("js-v3-receipts", "yacht", [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}])
+    doc = signed_core_log(setup, rng.randbytes(32), rng)
+    seed_event = next(e for e in doc["events"] if e["type"] == "client_seed")
+    receipt = {"format": "fairdice-receipt", "version": 2, "game_id": doc["header"]["game_id"], "seat": 0,
+               "commitment": doc["header"]["commitment"], "client_seed": seed_event["client_seed"],
+               "public_key": doc["header"]["public_key"], "log_version": 3, "player_key": seed_event["player_key"]}
+    cut = next(i for i, e in enumerate(doc["events"]) if e["type"] == "roll" and e["seat"] == 0 and e["turn"] == 4)
+    framed = with_events(doc, doc["events"][:cut] + [{"type": "abandon", "seat": 0, "reason": "player",
+                                                      "player_signature": None}])
+    framed["final"] = {**framed["final"], "status": "abandoned", "winner": None, "draw": False}
+    held = [move_receipt(SIGNER, doc["header"], doc["events"][:n]) for n in (0, 2, cut)]
+    paths = write_logs(tmp_path, {"genuine": doc, "framed": resign(framed)})
+    cases = [({}, [True, False]), ({"receipt": receipt}, [True, False]), ({"move_receipts": held}, [True, False]),
+             ({"receipt": {**receipt, "log_version": 2, "player_key": None}}, [False, False]),
+             ({"receipt": {**receipt, "player_key": None}, "move_receipts": held}, [False, False])]
+    for options, expected in cases:
+        verdicts = assert_same_verdicts(paths, tmp_path, **options)
+        assert [verdicts[str(p)][0] for p in paths] == expected, options
 
 
 @pytest.mark.slow

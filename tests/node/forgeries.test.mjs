@@ -5,10 +5,9 @@
 import assert from "node:assert/strict";
 import test from "node:test";
 import { Deriver, canonicalJSON, hmacKey, verifyLog } from "../../api/static/verify.js";
-import { OTHER_PRIVATE_KEY, SPEC_PRIVATE_KEY, clone, failing, resign, signer, vector } from "./helpers.mjs";
+import { OTHER_PRIVATE_KEY, SPEC_PRIVATE_KEY, clone, failing, resign, signer, totalsAfter, vector } from "./helpers.mjs";
 
 const GENUINE = vector("log_short.json");
-const UPPER = ["ones", "twos", "threes", "fours", "fives", "sixes"];
 const spec = await signer(SPEC_PRIVATE_KEY);
 const other = await signer(OTHER_PRIVATE_KEY);
 const deriver = new Deriver(await hmacKey(GENUINE.final.server_seed), GENUINE.header.game_id, ["spec example client seed"]);
@@ -22,14 +21,8 @@ async function derivedRoll(turn, roll, hold = [], previous = null) {
 
 /** The final block of the game the events show, counted here from the score events. */
 function finalOf(events, status) {
-  const t = { upper: 0, upper_bonus: 0, lower: 0, yahtzee_bonus: 0 };
-  for (const e of events.filter((x) => x.type === "score")) {
-    t[UPPER.includes(e.category) ? "upper" : "lower"] += e.points;
-    t.upper_bonus += e.upper_bonus;
-    t.yahtzee_bonus += e.yahtzee_bonus;
-  }
-  const totals = [{ ...t, total: t.upper + t.upper_bonus + t.lower + t.yahtzee_bonus }];
-  return { status, server_seed: GENUINE.final.server_seed, totals, winner: status === "finished" ? 0 : null, draw: false };
+  return { status, server_seed: GENUINE.final.server_seed, totals: totalsAfter(1, events), winner: status === "finished" ? 0 : null,
+    draw: false };
 }
 
 function abandonedAfter(doc, n) {
@@ -97,7 +90,7 @@ const RESIGNED = [
   ["the key id is not the key's", (d) => {
     d.header.public_key = spec.publicKey;
     d.header.key_id = "0".repeat(16);
-  }, false, "log.key", ["log.key"], { keyFields: false }],
+  }, false, "log.key", ["log.key", "sig.commitment", "sig.final"], { keyFields: false }], // (no trusted key has that id: SPEC §7)
   ["an extra field in an event", (d) => { d.events[2].note = "x"; }, false, "log.format"],
   ["an extra field in the header", (d) => { d.header.note = "x"; }, false, "log.format"],
   ["a seat name with a zero width space", (d) => { d.header.seats[0].name = "a\u200bb"; }, false, "log.format"],

@@ -4,10 +4,13 @@
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { JsonFloat, bytesToHex, canonicalJSON, hexToBytes, sha256Hex } from "../../api/static/verify.js";
+import {
+  JsonFloat, bytesToHex, canonicalJSON, chainDigests, hexToBytes, moveReceiptBytes, sha256Hex,
+} from "../../api/static/verify.js";
 
 export const REPO = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 export const VECTORS = join(REPO, "tests", "vectors");
+export const FORGED = join(VECTORS, "forged");
 
 export const readJSONFile = (...parts) => JSON.parse(readFileSync(join(REPO, ...parts), "utf8"));
 export const vector = (name) => readJSONFile("tests", "vectors", name);
@@ -57,3 +60,35 @@ export async function resign(doc, s, { keyFields = true } = {}) {
 
 /** The ids of the failed checks of a report. */
 export const failing = (report) => [...new Set(report.failures.map((f) => f.check))].sort();
+
+// ------------------------------------------------------------------ the shared corpus (tests/forge.py)
+
+export const corpusIndex = () => JSON.parse(readFileSync(join(FORGED, "index.json"), "utf8"));
+export const corpusLog = (name) => JSON.parse(readFileSync(join(FORGED, `${name}.json`), "utf8"));
+
+/** A key of tests/forge.py: the raw private key is SHA-256 of "fairdice forged corpus: <label>"
+ * ("the operator's signing key", "player key <seat>"). */
+export async function corpusSigner(label) {
+  return signer(await sha256Hex(new TextEncoder().encode(`fairdice forged corpus: ${label}`)));
+}
+
+/** The move receipt of `doc`'s first n events, signed by `by`, as the server writes it (SPEC §5.6). */
+export async function moveReceipt(doc, n, by) {
+  const chain = (await chainDigests(doc.header, doc.events.slice(0, n)))[n];
+  return { game_id: doc.header.game_id, events: n, chain: bytesToHex(chain), key_id: by.keyId,
+    signature: await by.signBytes(moveReceiptBytes(doc.header.game_id, n, chain)) };
+}
+
+const UPPER = ["ones", "twos", "threes", "fours", "fives", "sixes"];
+
+/** Every seat's totals after `events`, counted here from their score events (SPEC §5.4). */
+export function totalsAfter(seats, events) {
+  const totals = Array.from({ length: seats }, () => ({ upper: 0, upper_bonus: 0, lower: 0, yahtzee_bonus: 0 }));
+  for (const e of events.filter((x) => x.type === "score")) {
+    const t = totals[e.seat];
+    t[UPPER.includes(e.category) ? "upper" : "lower"] += e.points;
+    t.upper_bonus += e.upper_bonus;
+    t.yahtzee_bonus += e.yahtzee_bonus;
+  }
+  return totals.map((t) => ({ ...t, total: t.upper + t.upper_bonus + t.lower + t.yahtzee_bonus }));
+}

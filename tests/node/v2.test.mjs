@@ -5,21 +5,18 @@
 // failing checks the contract calls for.
 
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import test from "node:test";
 import {
-  bytesToHex, canonicalJSON, chainDigests, moveReceiptBytes, seedCommitment, sha256Hex, verifyLog, verifyMoveReceipts,
+  bytesToHex, canonicalJSON, chainDigests, moveReceiptBytes, seedCommitment, verifyLog, verifyMoveReceipts,
 } from "../../api/static/verify.js";
-import { OTHER_PRIVATE_KEY, VECTORS, clone, failing, resign, signer, vector } from "./helpers.mjs";
+import {
+  OTHER_PRIVATE_KEY, clone, corpusIndex, corpusLog, corpusSigner, failing, moveReceipt as signedReceipt, resign, signer, vector,
+} from "./helpers.mjs";
 
-const FORGED = join(VECTORS, "forged");
-const INDEX = JSON.parse(readFileSync(join(FORGED, "index.json"), "utf8"));
-const corpusLog = (name) => JSON.parse(readFileSync(join(FORGED, `${name}.json`), "utf8"));
+const INDEX = corpusIndex();
 const THREE = corpusLog("genuine-v2-classic13-ann-bob-ev"); // ann, bob and the ev bot; abandoned by the seat to play
 const TWO = corpusLog("genuine-v2-yacht-ann-vs-bob"); // ann and bob, finished
-// tests/forge.py's operator key: SHA-256 of its label is the raw private key
-const operator = await signer(await sha256Hex(new TextEncoder().encode("fairdice forged corpus: the operator's signing key")));
+const operator = await corpusSigner("the operator's signing key");
 const other = await signer(OTHER_PRIVATE_KEY);
 const trustedKeys = [operator.publicKey];
 
@@ -137,12 +134,8 @@ test("a version 1 log that stops lists no version 2 check as left unchecked", as
 
 // ------------------------------------------------------------------ move receipts
 
-/** The move receipt of `doc`'s first n events, signed by `by`, as the server writes it. */
-async function moveReceipt(doc, n, by = operator) {
-  const chain = (await chainDigests(doc.header, doc.events.slice(0, n)))[n];
-  return { game_id: doc.header.game_id, events: n, chain: bytesToHex(chain), key_id: by.keyId,
-    signature: await by.signBytes(moveReceiptBytes(doc.header.game_id, n, chain)) };
-}
+/** The move receipt of `doc`'s first n events, signed by `by` (the operator), as the server writes it. */
+const moveReceipt = (doc, n, by = operator) => signedReceipt(doc, n, by);
 
 async function receiptsOf(doc, counts, by) {
   return Promise.all(counts.map((n) => moveReceipt(doc, n, by)));

@@ -4,8 +4,8 @@ import assert from "node:assert/strict";
 import test from "node:test";
 import {
   CHAIN_LABEL, CLIENT_SEED_RULE, PUBLISHED_BOTS, bytesToHex, canonicalJSON, chainDigests, clientSeedValid, commitmentOf,
-  deriveVector, field, hexToBytes, moveReceiptBytes, publishedBotHashes, scoreBox, scoreOptions, seatNameValid, seedCommitment,
-  verifyLog, verifyMoveReceipts,
+  deriveVector, ed25519Verify, field, hexToBytes, moveBytes, moveCommand, moveReceiptBytes, publishedBotHashes, scoreBox,
+  scoreOptions, seatNameValid, seedCommitment, verifyLog, verifyMoveReceipts,
 } from "../../api/static/verify.js";
 import { SPEC_PRIVATE_KEY, failing, readJSONFile, signer, vector } from "./helpers.mjs";
 
@@ -71,8 +71,8 @@ test("the log of §8.4 verifies: every check passes, every roll re-derives", asy
     assert.equal(r.error, null);
     assert.equal(r.ok, true, JSON.stringify(r.failures));
     assert.equal(r.trusted, trustedKeys.length > 0);
-    // (no receipt was given; the log is of version 1, without commitments or an abandon event)
-    const unasked = ["receipt.match", "receipt.chain", "client_seed.commit", "game.abandon"];
+    // (no receipt was given; the log is of version 1, without commitments, an abandon event or players' signatures)
+    const unasked = ["receipt.match", "receipt.chain", "client_seed.commit", "game.abandon", "player.signature"];
     for (const [id, status] of Object.entries(r.statuses)) assert.equal(status, unasked.includes(id) ? "skip" : "pass", id);
     const rolls = log.events.filter((e) => e.type === "roll");
     assert.equal(r.rolls.length, rolls.length);
@@ -109,9 +109,41 @@ test("the version 2 log of §8.8 verifies: its commitments open, its chain and m
   const r = await verifyMoveReceipts(v.log, v.receipts.map((x) => x.receipt), { trustedKeys: [v.public_key] });
   assert.equal(r.ok, true, JSON.stringify(r.failures));
   assert.equal(r.version, 2);
-  for (const [id, status] of Object.entries(r.statuses)) assert.equal(status, id === "receipt.match" ? "skip" : "pass", id);
+  const unasked = ["receipt.match", "player.signature"]; // (no receipt given; a log of version 2 has no players' signatures)
+  for (const [id, status] of Object.entries(r.statuses)) assert.equal(status, unasked.includes(id) ? "skip" : "pass", id);
   assert.deepEqual(r.abandon, { seat: 2, reason: "player" });
   const plain = await verifyLog(v.log, { trustedKeys: [v.public_key] });
   assert.equal(plain.ok, true);
   assert.equal(plain.statuses["receipt.chain"], "skip", "no move receipt given");
+});
+
+test("the version 3 log of §8.9 verifies: its keys, commitments, chain, commands, signed bytes and signatures are the vector's", async () => {
+  const v = vector("players.json");
+  const { log } = v;
+  for (const p of v.players) {
+    assert.equal((await signer(p.private_key)).publicKey, p.player_key, `seat ${p.seat}`);
+    assert.equal(await seedCommitment(p.salt, p.client_seed, p.player_key), p.commitment, `seat ${p.seat}`);
+  }
+  const digests = await chainDigests(log.header, log.events);
+  const keys = Object.fromEntries(v.players.map((p) => [p.seat, p.player_key]));
+  const last = {};
+  for (const s of v.signed_events) {
+    const event = log.events[s.event];
+    assert.equal(bytesToHex(digests[s.event]), s.chain, `h_${s.event}`);
+    assert.deepEqual(moveCommand(event), s.command, `the command of event ${s.event}`);
+    const message = moveBytes(log.header.game_id, s.event, digests[s.event], s.command);
+    assert.equal(bytesToHex(message), s.message, `the bytes of event ${s.event}`);
+    assert.equal(event.player_signature, s.player_signature);
+    assert.equal(await ed25519Verify(keys[s.seat], s.player_signature, message), true, `the signature of event ${s.event}`);
+    last[s.seat] = s.event;
+  }
+  assert.deepEqual(v.signed_events.filter((s) => s.checked).map((s) => s.event), Object.values(last).sort((a, b) => a - b),
+    "the one signature a verifier checks per seat: that of its last event");
+  const r = await verifyLog(log, { trustedKeys: [v.public_key] });
+  assert.equal(r.ok, true, JSON.stringify(r.failures));
+  assert.equal(r.version, 3);
+  assert.equal(r.statuses["player.signature"], "pass");
+  assert.equal(r.statuses["client_seed.commit"], "pass");
+  assert.equal(r.statuses["game.abandon"], "pass");
+  assert.deepEqual(r.unsignedSeats, []);
 });
