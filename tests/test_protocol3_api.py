@@ -232,3 +232,62 @@ def test_a_seat_may_play_unsigned_and_the_client_says_so_in_its_receipt(app_url)
     with pytest.raises(ApiError) as err:
         Client(app_url).roll(game.game_id, game.token, [], signed={"player_signature": "ab" * 64, "event_count": 3})
     assert err.value.code == "invalid_player_signature"
+
+
+@pytest.mark.e2e
+def test_a_friend_joins_from_an_invite_link_in_the_terminal_and_both_verify(app_url):
+    """ann (the Python client) creates a game of two humans and the greedy bot; bo plays it from a terminal with
+    `fairdice play --join LINK`; each waits for the other's moves; both end with a verified, signed log."""
+    import argparse
+    import io
+    import threading
+
+    from fairdice.edges import play as play_mod
+    from fairdice.edges.client import parse_invite
+
+    api = Client(app_url)
+    created = api.create_game("yacht", [ANN, GREEDY, BO])
+    ann = api.seat(created, 0)
+    bo_token = next(t["token"] for t in created["tokens"] if t["seat"] == 2)
+    link = f"{app_url}/#game={created['game_id']}&seat=2&token={bo_token}"
+    assert parse_invite(link) == (app_url + "/", created["game_id"], 2, bo_token)
+    errors = []
+
+    def ann_plays():
+        try:
+            ann.join(poll=0.05)
+            while (state := ann.refresh())["status"] == "playing":
+                if state["current_seat"] != 0:
+                    time.sleep(0.05)
+                    continue
+                ann.roll()
+                ann.score(best_option(ann.state))
+        except Exception as exc:  # noqa: BLE001 (reported by the test below)
+            errors.append(exc)
+            Client(app_url).abandon(created["game_id"], ann.token)  # so that bo's terminal stops waiting
+
+    def bo_reads(prompt):
+        state = api.state(created["game_id"])
+        if state["status"] != "playing":
+            raise EOFError
+        return "r" if state["rolls_made"] == 0 else f"s {best_option(state)}"
+
+    import time
+    thread = threading.Thread(target=ann_plays)
+    thread.start()
+    parser = argparse.ArgumentParser()
+    play_mod.configure(parser)
+    args = parser.parse_args(["--join", link])
+    out = io.StringIO()
+    code = play_mod.play(Client(app_url), args, play_mod.Terminal(bo_reads, out), invite=parse_invite(link)[1:],
+                         poll=0.05)
+    thread.join(timeout=60)
+    text = out.getvalue()
+    assert not errors, errors
+    assert code == 0, text[-3000:]
+    assert "you play seat 3 (bo)" in text and "waiting for ann to play" in text and "log verified" in text
+    assert ann.verify().ok
+    log = api.log(created["game_id"])
+    assert log["final"]["status"] == "finished" and log["version"] == 3
+    for seat in (0, 2):
+        assert all(isinstance(e["player_signature"], str) for e in log["events"] if e.get("seat") == seat)

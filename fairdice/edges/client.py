@@ -72,6 +72,20 @@ class SeedNotAccepted(Exception):
     """The server kept refusing (503) or not answering this seat's client seed, commitment or salt."""
 
 
+def parse_invite(link: str) -> tuple[str, str, int, str]:
+    """(server address, game id, seat, token) of an invite link, as the page makes them:
+    `<page address>#game=<id>&seat=<n>&token=<token>` (the token only in the fragment, which no browser sends)."""
+    from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+    parts = urlsplit(link.strip())
+    fields = {k: v[0] for k, v in parse_qs(parts.fragment, keep_blank_values=True).items()}
+    seat = fields.get("seat", "")
+    if parts.scheme not in ("http", "https") or not parts.netloc or not fields.get("game") \
+            or not fields.get("token") or not seat.isdigit():
+        raise ValueError("an invite link looks like http://host:port/#game=ID&seat=N&token=TOKEN")
+    return urlunsplit((parts.scheme, parts.netloc, parts.path, "", "")), fields["game"], int(seat), fields["token"]
+
+
 def new_client_seed() -> str:
     """A fresh client seed (128 bits from `secrets`), made on this machine."""
     return secrets.token_hex(16)
@@ -198,6 +212,16 @@ class Client:
         seats += [{"type": "bot", "bot": b} for b in ([bot] if bot else []) + list(bots)]
         created = self.create_game(rules, seats, first, upper_first)
         return self.seat(created, 0)
+
+    def join_link(self, game_id: str, seat: int, token: str) -> "PlayerGame":
+        """The seat of an invite link (`parse_invite`): the game as this client reads it from the server (its
+        signed header, from the log so far), for the player to check before joining."""
+        opened, state = self.log(game_id), self.state(game_id)
+        head = opened["header"]
+        created = {"game_id": game_id, "version": opened["version"], "commitment": head["commitment"],
+                   "commitment_signature": opened["commitment_signature"], "key_id": head["key_id"],
+                   "public_key": head["public_key"], "header": head, "commit_reveal": state["commit_reveal"]}
+        return PlayerGame(self, created, token, seat)
 
     def seat(self, created: dict, seat: int | None) -> "PlayerGame":
         """The view of one seat (None: the operator) of a game created with `create_game`."""

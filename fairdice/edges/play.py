@@ -24,8 +24,9 @@ import argparse
 import json
 import os
 import sys
+import time
 
-from .client import ApiError, Client, ProtocolError, SeedNotAccepted, new_client_seed
+from .client import ApiError, Client, ProtocolError, SeedNotAccepted, new_client_seed, parse_invite
 from .playtext import ENGLISH, LANGUAGES, Words, pad
 
 HELP = ENGLISH("help")
@@ -52,6 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "$XDG_DATA_HOME/fairdice/receipts, else ~/.local/share/fairdice/receipts)")
     parser.add_argument("--lang", choices=LANGUAGES, default=os.environ.get("FAIRDICE_LANG") or "en",
                         help="the language of the game: en or zh, 中文 (FAIRDICE_LANG; default en)")
+    parser.add_argument("--join", metavar="LINK",
+                        help="join a game of friends from its invite link (http://host:port/#game=ID&seat=N&token=T, "
+                        "as the page gives it): the server, the game and your seat come from the link")
     parser.add_argument("--save-receipts", metavar="FILE",
                         help="where to keep the server's signed receipt of every move (SPEC §5.6), a JSON array "
                         "rewritten after each move (default: <game id>.moves.json beside your receipt; check them "
@@ -101,29 +105,31 @@ def _keep_key(game, term) -> None:
         term.say(term.words("key_unwritten", path=path, error=exc.strerror or exc))
 
 
+POLL_SECONDS = 1.0  # between two looks at a game of friends while another seat moves
+
+
 def run(args) -> int:
+    if getattr(args, "join", None):
+        try:
+            url, game_id, seat, token = parse_invite(args.join)
+        except ValueError as exc:
+            print(f"fairdice play: --join: {exc}", file=sys.stderr)
+            return 2
+        return play(Client(url), args, Terminal(), invite=(game_id, seat, token))
     return play(Client(args.url), args, Terminal())
 
 
-def play(client: Client, args, term: Terminal) -> int:
+def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll: float = POLL_SECONDS) -> int:
+    """A game in the terminal: a new one against `--bot`, or the seat of an `invite` (game id, seat, token)."""
     term.words = w = Words(getattr(args, "lang", "en"))
     try:
-        bots = {b["id"] for b in client.bots()}
-    except (OSError, ApiError) as exc:
-        term.say(w("no_server", url=client.base_url, error=exc.__class__.__name__))
+        game = _joined(client, invite, term) if invite else _created(client, args, term)
+    except (OSError, ApiError, ValueError) as exc:
+        term.say(w("no_server", url=client.base_url, error=exc.__class__.__name__) if isinstance(exc, OSError)
+                 else w("failed", error=exc))
         return 2
-    if args.bot not in bots:
-        term.say(w("unknown_bot", bot=args.bot, bots=", ".join(sorted(bots))))
+    if game is None:
         return 2
-    first = args.first if args.first == "random" else int(args.first)
-    try:
-        game = client.new_game(args.rules, bot=args.bot, name=args.name or w("default_name"), first=first,
-                               upper_first=args.upper_first)
-        game.check_commitment()
-    except (ApiError, ValueError) as exc:
-        term.say(w("failed", error=exc))
-        return 2
-    term.say(w("intro", rules=w.rules(args.rules), bot=w.bot(args.bot), url=client.base_url))
     term.say(w("committed", game=game.game_id, commitment=game.commitment))
     term.say(w("signed", key=game.created["key_id"]))
     seed = args.client_seed if args.client_seed is not None else new_client_seed()
@@ -150,11 +156,18 @@ def play(client: Client, args, term: Terminal) -> int:
     seen = state["events_from"]
     state = game.refresh()
     cards_shown_turn = None
-    while state["status"] == "playing":
+    waiting_for = None
+    while state["status"] in ("awaiting_client_seed", "playing"):
         seen = _report_others(term, state, seen, game.seat)
-        if state["current_seat"] != game.seat:  # cannot happen: bots move server-side
+        if state["current_seat"] != game.seat:  # friends still to send their seeds, or a friend's turn
+            seats = state["awaiting_client_seeds"] or [state["current_seat"]]  # (bots move within our answers)
+            if waiting_for != seats:
+                waiting_for = seats
+                term.say(w("waiting_for", name=", ".join(w.seat(state["seats"][i]) for i in seats)))
+            time.sleep(poll)
             state = game.refresh()
             continue
+        waiting_for = None
         if cards_shown_turn != state["turn"] and state["rolls_made"] == 0:
             term.say()
             term.say(render_card(state, w))
@@ -181,11 +194,40 @@ def play(client: Client, args, term: Terminal) -> int:
     return _finish(game, state, args, term)
 
 
+def _created(client: Client, args, term: Terminal):
+    """A new game of this player against `--bot`, its commitment checked; None when the bot is unknown."""
+    w = term.words
+    bots = {b["id"] for b in client.bots()}
+    if args.bot not in bots:
+        term.say(w("unknown_bot", bot=args.bot, bots=", ".join(sorted(bots))))
+        return None
+    first = args.first if args.first == "random" else int(args.first)
+    game = client.new_game(args.rules, bot=args.bot, name=args.name or w("default_name"), first=first,
+                           upper_first=args.upper_first)
+    game.check_commitment()
+    term.say(w("intro", rules=w.rules(args.rules), bot=w.bot(args.bot), url=client.base_url))
+    return game
+
+
+def _joined(client: Client, invite: tuple, term: Terminal):
+    """The seat of an invite link, the game's signed header checked against the server's published keys."""
+    w = term.words
+    game_id, seat, token = invite
+    game = client.join_link(game_id, seat, token)
+    game.check_commitment()
+    head = game.created["header"]
+    names = ", ".join(f"{i + 1}: {s['name']}" for i, s in enumerate(head["seats"]))  # seats counted from 1 here
+    term.say(w("joining", rules=w.rules(head["rules"]), seat=seat + 1, name=head["seats"][seat]["name"], seats=names,
+               url=client.base_url))
+    return game
+
+
 def _keep_receipts(game, args, term) -> None:
     """Rewrite --save-receipts with every move receipt so far (a crash loses none that was answered)."""
     if not args.save_receipts:
         return
     try:
+        os.makedirs(os.path.dirname(os.path.abspath(args.save_receipts)), exist_ok=True)
         game.save_receipts(args.save_receipts)
     except OSError as exc:
         term.say(term.words("receipts_unwritten", path=args.save_receipts, error=exc.strerror or exc))

@@ -34,6 +34,8 @@ EN = {
     "receipt_unwritten": "fairdice play: could not write your receipt to {path}: {error}"
                          " (the game goes on; it is checked against the receipt kept in memory at the end)",
     "receipts_unwritten": "fairdice play: could not write the move receipts to {path}: {error}",
+    "joining": "{rules} at {url}: you play seat {seat} ({name}); seats {seats}",
+    "waiting_for": "waiting for {name} to play...",
     "your_key": "your player key: {key} (every move you make is signed with it; kept in {path})",
     "key_unwritten": "fairdice play: could not keep your player key in {path}: {error} (the game goes on)",
     "type_help": "type ? for help, h for a hint",
@@ -110,6 +112,8 @@ ZH = {
     "your_receipt": "你的凭据：{path}（对局结束后可运行：fairdice-verify --receipt {path} 对局记录）",
     "receipt_unwritten": "fairdice play：无法把凭据写入 {path}：{error}（对局照常进行；结束时会用内存中保存的凭据核对）",
     "receipts_unwritten": "fairdice play：无法把每一步的回执写入 {path}：{error}",
+    "joining": "{rules}，服务器 {url}：你坐在第 {seat} 座（{name}）；全部座位 {seats}",
+    "waiting_for": "等待 {name} 出手……",
     "your_key": "你的玩家密钥：{key}（你的每一步都用它签名；保存在 {path}）",
     "key_unwritten": "fairdice play：无法把你的玩家密钥保存到 {path}：{error}（对局照常进行）",
     "type_help": "输入 ? 查看帮助，h 获取提示",
