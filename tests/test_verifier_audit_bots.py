@@ -96,9 +96,10 @@ def test_a_server_that_abandons_the_games_its_bot_is_losing_is_a_finding(capsys,
     abandon_games(tmp_path, selective)
     code, rep = audit_of(capsys, "--no-check-bots", tmp_path)
     test = rep["abandons"]["selective"]
-    assert test["server_abandons"] >= 5 and 0 < test["baseline_bot_behind"] < 1
+    assert test["unsigned_abandons"] >= 5 and 0 < test["baseline_bot_behind"] < 1
+    assert test["by"] == {"server": test["unsigned_abandons"]}
     if selective:
-        assert test["bot_behind"] == test["server_abandons"] and test["verdict"] == "SELECTIVE" and code == 1
+        assert test["bot_behind"] == test["unsigned_abandons"] and test["verdict"] == "SELECTIVE" and code == 1
         assert any("abandons the games its bot is losing" in f for f in rep["findings"])
     else:
         assert test["verdict"] == "as often as the bot is behind" and not any("abandon" in f for f in rep["findings"])

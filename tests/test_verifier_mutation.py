@@ -109,14 +109,14 @@ def core_reproduces(doc) -> bool:
     Then the log is simply that of another game (e.g. a human who held differently, or stopped
     earlier, with the same outcome): no replay can tell it apart from the original."""
     try:
-        game = Game(setup_from_header(doc["header"]), bytes.fromhex(doc["final"]["server_seed"]))
+        game = Game(setup_from_header(doc["header"], doc["version"]), bytes.fromhex(doc["final"]["server_seed"]))
         if game.commitment != doc["header"]["commitment"]:
             return False
-        for e in doc["events"]:
+        for e in doc["events"]:  # (the sample logs' human seats have no key: their events are not signed)
             if e["type"] == "client_seed_commit":
-                game.commit_client_seed(e["seat"], e["commitment"])
+                game.commit_client_seed(e["seat"], e["commitment"], player_key=e.get("player_key"))
             elif e["type"] == "client_seed":
-                game.supply_client_seed(e["seat"], e["client_seed"], e.get("salt"))
+                game.supply_client_seed(e["seat"], e["client_seed"], e.get("salt"), player_key=e.get("player_key"))
             elif e["type"] == "roll":
                 game.roll(e["seat"], e["hold"])
             elif e["type"] == "score":

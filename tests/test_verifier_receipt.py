@@ -107,7 +107,8 @@ def test_a_log_signed_by_another_key_than_the_receipts(capsys, tmp_path, game):
     (lambda rc: rc.update(tip="x"), "tip: no such field"),
     (lambda rc: rc.update(seat="0"), "seat:"),
     (lambda rc: rc.update(commitment="AB" * 32), "commitment:"),
-    (lambda rc: rc.update(version=2), "format/version"),
+    (lambda rc: rc.update(version=3), "format/version"),
+    (lambda rc: rc.update(version=2), "log_version: missing"),
     (lambda rc: rc["header"].update(rules="yatzy"), "commitment_signature: not a valid signature"),
     (lambda rc: rc.update(game_id="elsewhere"), "header.game_id: differs"),
 ])

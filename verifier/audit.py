@@ -15,11 +15,16 @@ for each (rule set, bot) with at least MIN_BOT_GAMES finished games, a two-sided
 mean against the published one, with the standard error of both samples, rejected at the
 family-wise level ALPHA over the pairs tested (Bonferroni).
 
-Abandons are counted by who abandoned (a seat, the server, the operator of a bots-only game), why, and who was
-ahead at the time (the best bot's total against the best human's). The server's lever is to abandon the games its
-bot is losing: among the server's abandons of games of bots and humans, the share where a human was ahead is
-tested, one-sided and exactly (binomial), against the share of all moments (each box filled, in every verified
-game of bots and humans) at which a human was ahead; a p below ALPHA is a finding."""
+Abandons are counted by who abandoned (a seat, the server, the operator of a bots-only game), why, whether the
+abandon is signed and who was ahead at the time (the best bot's total against the best human's). The server's
+lever is to abandon the games its bot is losing, in its own name or in a player's name where no player signed the
+abandon: among the unsigned abandons of games of bots and humans (the server's, a seat's in log version 1 or 2, a
+version 3 seat's without a key; a version 3 abandon signed by its seat is the player's own and is left out), the
+share where a human was ahead is tested, one-sided and exactly (binomial), against the share of all moments (each
+box filled, in every verified game of bots and humans) at which a human was ahead; a p below ALPHA is a finding.
+
+Two logs of one game id that both carry a valid final signature (by a trusted key) but differ are a finding,
+log.equivocation: the server signed two histories of one game. Identical copies are only noted."""
 
 from __future__ import annotations
 
@@ -40,7 +45,7 @@ PUBLISHED = {
     "optimal": {"yacht": (192.04, 38.17), "yatzy": (248.38, 38.38), "classic13": (254.23, 59.53)},
 }
 MIN_BOT_GAMES = 10
-MIN_SERVER_ABANDONS = 5  # server abandons of games of bots and humans before the selective-abandon test runs
+MIN_UNSIGNED_ABANDONS = 5  # unsigned abandons of games of bots and humans before the selective-abandon test runs
 
 
 def chi2_sf_df5(x: float) -> float:
@@ -84,8 +89,10 @@ class Audit:
         self.scores = defaultdict(list)  # (rules, player) -> totals
         self.seen = {"commitment": defaultdict(list), "server_seed": defaultdict(list),
                      "seed_pair": defaultdict(list)}
-        self.abandons = defaultdict(int)  # (by, reason, standing) -> games
+        self.abandons = defaultdict(int)  # (by, reason, signed, standing) -> games
         self.moments = defaultdict(int)  # standing -> boxes filled at which it held (games of bots and humans)
+        # (game id, who signed: "trusted" for a key given, else the key) -> the logs with a valid final signature
+        self.signed_logs = defaultdict(list)
 
     def add(self, r) -> None:
         """Add one Result (verified with audit=True)."""
@@ -93,6 +100,9 @@ class Audit:
         if r.error is not None:
             self.not_logs += 1
             return
+        if r.final_digest is not None:  # signed by the server, whatever else it fails
+            signer = "trusted" if r.trusted else r.final_key  # (without a trusted key: two logs by one key)
+            self.signed_logs[(r.game_id, signer)].append({"file": r.file, "digest": r.final_digest})
         a = r.audit
         if a is not None:  # the log is well formed: its seeds count for reuse even if it fails
             game = {"game_id": r.game_id, "file": r.file}
@@ -116,18 +126,24 @@ class Audit:
             self.moments[who] += n
         if a.get("abandon"):
             ab = a["abandon"]
-            self.abandons[(ab["by"], ab["reason"] or "-", ab["standing"] or "-")] += 1
+            self.abandons[(ab["by"], ab["reason"] or "-", ab["signed"], ab["standing"] or "-")] += 1
 
     def abandon_test(self) -> dict:
-        """Does the server abandon the games its bot is losing more often than its bot is losing at all?"""
-        by_server = {standing: n for (by, _, standing), n in self.abandons.items() if by == "server"}
-        n = sum(v for k, v in by_server.items() if k != "-")
-        k = by_server.get("human ahead", 0)
+        """Does the server abandon the games its bot is losing more often than its bot is losing at all? Every
+        abandon that no player signed counts, whoever it names: the operator could have written it."""
+        unsigned = [(by, standing, n) for (by, _, signed, standing), n in self.abandons.items()
+                    if not signed and standing != "-"]  # ("-": a game without both bots and humans)
+        n = sum(count for _, _, count in unsigned)
+        k = sum(count for _, standing, count in unsigned if standing == "human ahead")
+        by = defaultdict(int)
+        for who, _, count in unsigned:
+            by[who] += count
         moments = sum(self.moments.values())
         p0 = self.moments["human ahead"] / moments if moments else None
-        test = {"server_abandons": n, "bot_behind": k, "baseline_bot_behind": None if p0 is None else round(p0, 4),
-                "p": None, "verdict": "too few server abandons"}
-        if n >= MIN_SERVER_ABANDONS and p0 is not None:
+        test = {"unsigned_abandons": n, "by": dict(sorted(by.items())), "bot_behind": k,
+                "baseline_bot_behind": None if p0 is None else round(p0, 4), "p": None,
+                "verdict": "too few unsigned abandons"}
+        if n >= MIN_UNSIGNED_ABANDONS and p0 is not None:
             test["p"] = sum(math.comb(n, j) * p0 ** j * (1 - p0) ** (n - j) for j in range(k, n + 1))
             test["verdict"] = "SELECTIVE" if test["p"] < ALPHA else "as often as the bot is behind"
         return test
@@ -170,6 +186,12 @@ class Audit:
                       if len(games) > 1 and len(commitments_of[gid]) == 1]
         return found, duplicates
 
+    def equivocation(self) -> list[dict]:
+        """log.equivocation: the game ids of which the server signed logs that differ (their signed bytes): by trusted
+        keys, or without any, by one key."""
+        return [{"game_id": gid, "histories": len({c["digest"] for c in copies}), "files": [c["file"] for c in copies]}
+                for (gid, _), copies in sorted(self.signed_logs.items()) if len({c["digest"] for c in copies}) > 1]
+
     def score_table(self) -> list[dict]:
         rows = []
         for (rules, player), totals in sorted(self.scores.items()):
@@ -204,32 +226,46 @@ class Audit:
         bots = self.bot_tests()
         abandons = self.abandon_test()
         reuse, duplicates = self.reuse()
+        equivocation = self.equivocation()
+        equivocating = {e["game_id"] for e in equivocation}
+        duplicates = [d for d in duplicates if d["game_id"] not in equivocating]  # (copies that differ: a finding)
         return {
             "thresholds": {"family_alpha": ALPHA, "tests": len(FAMILY), "alpha_per_test": ALPHA_PER_TEST,
                            "correction": "Bonferroni", "min_expected_per_face": MIN_EXPECTED},
             "logs": self.logs, "verified": self.verified, "failed": self.failed, "not_logs": self.not_logs,
             "games": dict(self.status), "rolls": self.rolls, "fresh_dice": self.dice,
-            "uniformity": tests, "reuse": reuse, "duplicate_files": duplicates,
+            "uniformity": tests, "reuse": reuse, "duplicate_files": duplicates, "equivocation": equivocation,
             "scores": self.score_table(), "bots": bots,
-            "abandons": {"games": [{"by": by, "reason": reason, "standing": standing, "games": n}
-                                   for (by, reason, standing), n in sorted(self.abandons.items())],
+            "abandons": {"games": [{"by": by, "reason": reason, "signed": signed, "standing": standing,
+                                    "games": n}
+                                   for (by, reason, signed, standing), n in sorted(self.abandons.items())],
                          "selective": abandons},
-            "findings": self.findings(tests, reuse, bots) + (
-                [f"the server abandoned {abandons['bot_behind']} of {abandons['server_abandons']} games of bots and "
-                 f"humans while a human was ahead, against a share of {abandons['baseline_bot_behind']} of all "
-                 f"moments (p = {abandons['p']:.3g}): it abandons the games its bot is losing"]
+            "findings": self.findings(tests, reuse, bots, equivocation) + (
+                [f"{abandons['bot_behind']} of the {abandons['unsigned_abandons']} unsigned abandons of games of bots "
+                 f"and humans ({unsigned_abandons_named(abandons['by'])}) came while a human was ahead, against a "
+                 f"share of {abandons['baseline_bot_behind']} of all moments (p = {abandons['p']:.3g}): the server "
+                 "abandons the games its bot is losing"]
                 if abandons["verdict"] == "SELECTIVE" else []),
         }
 
     @staticmethod
-    def findings(tests, reuse, bots) -> list[str]:
+    def findings(tests, reuse, bots, equivocation) -> list[str]:
         out = [f"faces not uniform: {t['group']} (p = {t['p']:.3g})" for t in tests if t["verdict"] == "NOT UNIFORM"]
         out += [f"the {b['bot']} bot's scores in {b['rules']} deviate from its published distribution: mean "
                 f"{b['mean']:.2f} over {b['n']} games against {b['published_mean']:.2f} (sd {b['published_sd']:.2f}; "
                 f"z = {b['z']:.1f}, p = {b['p']:.3g})" for b in bots if b["verdict"] == "DEVIATES"]
         out += [f"the same {what.replace('_', ' ')} in {len(r['games'])} logs: "
                 + ", ".join(f"{g['game_id']} ({g['file']})" for g in r["games"]) for what, rows in reuse.items() for r in rows]
+        out += [f"log.equivocation: game {e['game_id']}: {e['histories']} different logs carry a valid final signature "
+                "by a trusted key (the server signed two histories of one game): " + ", ".join(e["files"])
+                for e in equivocation]
         return out
+
+
+def unsigned_abandons_named(by: dict) -> str:
+    """Whose names the unsigned abandons were written in, in words."""
+    words = {"server": "the server's own", "seat": "in a player's name, unsigned", "operator": "the operator's"}
+    return ", ".join(f"{n} {words.get(who, who)}" for who, n in by.items()) or "none"
 
 
 def text_report(rep: dict) -> str:
@@ -255,6 +291,10 @@ def text_report(rep: dict) -> str:
             lines.append(f"  same {what}: " + ", ".join(f"{g['game_id']} ({g['file']})" for g in r["games"]))
     for d in rep["duplicate_files"]:
         lines.append(f"  note: game {d['game_id']} appears in {len(d['files'])} files: " + ", ".join(d["files"]))
+    lines.append("equivocation: " + ("none (no game has two different logs signed by the server)"
+                                     if not rep["equivocation"] else "FOUND (log.equivocation)"))
+    for e in rep["equivocation"]:
+        lines.append(f"  game {e['game_id']}: {e['histories']} different signed logs: " + ", ".join(e["files"]))
     lines.append("scores of finished games:")
     lines.append(f"  {'rules':<10}{'player':<8}{'n':>7}{'mean':>9}{'sd':>8}{'min':>6}{'p5':>7}{'p25':>7}"
                  f"{'p50':>7}{'p75':>7}{'p95':>7}{'max':>6}")
@@ -271,12 +311,15 @@ def text_report(rep: dict) -> str:
                          f"{b['z']:>8.2f}{b['p']:>11.3g}  {b['verdict']}")
     ab = rep["abandons"]
     if ab["games"]:
-        lines.append("abandoned games, by who abandoned, why, and who was ahead (bots against humans):")
+        lines.append("abandoned games, by who abandoned, why, whether its player signed it, and who was ahead (bots "
+                     "against humans):")
         for row in ab["games"]:
-            lines.append(f"  {row['by']:<9}{row['reason']:<9}{row['standing']:<13}{row['games']:>7}")
+            signed = "signed" if row["signed"] else "unsigned"
+            lines.append(f"  {row['by']:<9}{row['reason']:<9}{signed:<10}{row['standing']:<13}{row['games']:>7}")
         s = ab["selective"]
-        lines.append(f"  the server's abandons with a human ahead: {s['bot_behind']} of {s['server_abandons']} "
-                     f"(a human is ahead at {s['baseline_bot_behind']} of all moments): {s['verdict']}"
-                     + (f" (p = {s['p']:.3g})" if s["p"] is not None else ""))
+        lines.append(f"  unsigned abandons (the server's, and those in a player's name that no player signed: "
+                     f"{unsigned_abandons_named(s['by'])}) with a human ahead: {s['bot_behind']} of "
+                     f"{s['unsigned_abandons']} (a human is ahead at {s['baseline_bot_behind']} of all moments): "
+                     f"{s['verdict']}" + (f" (p = {s['p']:.3g})" if s["p"] is not None else ""))
     lines.append("findings: " + ("; ".join(rep["findings"]) if rep["findings"] else "none"))
     return "\n".join(lines)

@@ -13,7 +13,7 @@ import re
 
 from . import keys, strictjson
 from .reading import UnusableFile, read_bytes
-from .spec import canonical, field, u32
+from .spec import canonical, canonical_event_texts, field, u32
 
 CHAIN_LABEL, RECEIPT_LABEL = "fairdice-chain/v2", "fairdice-receipt/v2"
 FIELDS = {"game_id", "events", "chain", "key_id", "signature"}
@@ -32,6 +32,43 @@ def chain_digests(header: dict, events: list) -> list[bytes]:
         digest = hashlib.sha256(digest + canonical(event)).digest()
         out.append(digest)
     return out
+
+
+class History:
+    """A log's events as the signatures cover them: each event's canonical JSON and the chain h_0..h_n (SPEC §5.6),
+    computed once when first asked for. The move receipts (receipt.chain), the players' signatures
+    (player.signature) and the final signature (sig.final) are all checked against them. Once the replay has
+    checked every event's form (`checked`), the events are written by the faster spec.canonical_event_texts."""
+
+    def __init__(self, header: dict, events: list):
+        self.header, self.events = header, events
+        self.form_checked = False
+        self._texts: list[bytes] | None = None
+        self._digests: list[bytes] | None = None
+
+    def checked(self) -> None:
+        """Every event has exactly the fields and JSON types of SPEC §5.3 (the replay went through them all)."""
+        self.form_checked = True
+
+    def texts(self) -> list[bytes]:
+        """canonical(event) of each event."""
+        if self._texts is None:
+            self._texts = canonical_event_texts(self.events) if self.form_checked else [
+                canonical(e) for e in self.events]
+        return self._texts
+
+    def digest(self, n: int) -> bytes:
+        """h_n: the chain over the header and the first n events."""
+        if self._digests is None:
+            h = self.header
+            digest = hashlib.sha256(field(CHAIN_LABEL) + field(h["game_id"]) + canonical(h)).digest()
+            digests = [digest]
+            sha256 = hashlib.sha256
+            for text in self.texts():
+                digest = sha256(digest + text).digest()
+                digests.append(digest)
+            self._digests = digests
+        return self._digests[n]
 
 
 def signed_bytes(game_id: str, n: int, digest: bytes) -> bytes:
@@ -63,26 +100,35 @@ def load_move_receipts(path: str) -> list[dict]:
     return [_well_formed(i, rc) for i, rc in enumerate(doc)]
 
 
-def check_move_receipts(checks, doc: dict, receipts: list[dict], signers: list[bytes]) -> None:
+def check_move_receipts(checks, doc: dict, receipts: list[dict], trusted: keys.TrustedKeys,
+                        history: History) -> int:
     """receipt.chain: every receipt is of this game, within its history, hashing to the log's h_n, and signed by
-    a trusted key. Failures go to `checks` (verifier.results.Checks), one per receipt that departs."""
+    the trusted key its key_id names (no other key is tried). Failures go to `checks` (verifier.results.Checks),
+    one per receipt that departs. Returns how many events the receipts that hold acknowledge (the most of them;
+    0 when none holds)."""
     h, events = doc["header"], doc["events"]
-    digests = None
+    acknowledged = 0
     for i, rc in enumerate(receipts):
         where = f"receipts[{i}]"
         if rc["game_id"] != h["game_id"]:
             checks.fail("receipt.chain", None, f"{where}.game_id", h["game_id"], rc["game_id"])
             continue
-        if not keys.signed_by_any(signers, rc["signature"],
-                                  signed_bytes(rc["game_id"], rc["events"], bytes.fromhex(rc["chain"]))):
+        key = trusted.named(rc["key_id"])
+        if key is None:
+            checks.fail("receipt.chain", None, f"{where}.key_id", "the id of a trusted key", rc["key_id"])
+            continue
+        if not keys.signature_valid(key, rc["signature"],
+                                    signed_bytes(rc["game_id"], rc["events"], bytes.fromhex(rc["chain"]))):
             checks.fail("receipt.chain", None, f"{where}.signature", "a signature by the trusted key", rc["signature"])
             continue
         if rc["events"] > len(events):
             checks.fail("receipt.chain", None, f"{where}.events",
                         f"at most the log's {len(events)} events (the server acknowledged more)", rc["events"])
             continue
-        digests = digests or chain_digests(h, events)
-        if digests[rc["events"]].hex() != rc["chain"]:
+        if history.digest(rc["events"]).hex() != rc["chain"]:
             checks.fail("receipt.chain", rc["events"] - 1 if rc["events"] else None, f"{where}.chain",
-                        digests[rc["events"]].hex(), rc["chain"])
+                        history.digest(rc["events"]).hex(), rc["chain"])
+            continue
+        acknowledged = max(acknowledged, rc["events"])
     checks.passed("receipt.chain")
+    return acknowledged

@@ -16,11 +16,12 @@ import time
 from . import audit as audit_mod
 from .files import find_logs, verify_file
 from .botcheck import PublishedBots
-from .keys import KeyFileError, load_trusted_keys
+from .keys import KeyFileError, TrustedKeys, load_trusted_keys
 from .optimal import TableError
 from .chain import MoveReceiptError, load_move_receipts
 from .receipt import ReceiptError, load_receipt
 from .replay import CHECKS
+from .results import unsigned_warning
 
 PROG = "fairdice-verify"
 _options: dict = {}  # per process: the options of verify_file (set before the pool forks)
@@ -112,6 +113,9 @@ def game_lines(r, verbose: bool) -> list[str]:
     if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
+    warning = unsigned_warning(r)
+    if warning:
+        lines.append("      WARNING: " + warning)
     lines += ["      " + describe_failure(f) for f in r.failures]
     lines += [f"      ... and {n} more {c} failures" for c, n in r.unlisted.items()]
     if verbose and r.replay:
@@ -124,7 +128,8 @@ def game_json(r) -> dict:
         return {"file": r.file, "error": r.error, "ok": False}
     return {"file": r.file, "game_id": r.game_id, "rules": r.rules, "status": r.status, "ok": r.ok,
             "signed": r.signed, "trusted_key": r.trusted, "seed_secret": r.seed_secret, "checks": r.checks,
-            "abandoned_by": r.abandoned_by, "bots_checked": r.bots_checked,
+            "abandoned_by": r.abandoned_by, "bots_checked": r.bots_checked, "version": r.version,
+            "unsigned_seats": r.unsigned_seats, "warnings": [w for w in (unsigned_warning(r),) if w],
             "failures": [f.as_dict() for f in r.failures], "unlisted_failures": r.unlisted,
             **({"replay": r.replay} if r.replay is not None else {})}
 
@@ -144,23 +149,28 @@ def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool
             + (f"; {counts['not_logs']} files are not logs" if counts["not_logs"] else "")
             + (f"; {counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the "
                "scores, not that the seed was unknown beforehand)" if counts["public_seed"] else "")
+            + (f"; {counts['unsigned_moves']} with human moves the players did not sign (the operator could have "
+               "written them)" if counts["unsigned_moves"] else "")
             + ("" if bots_checked else "; bot decisions NOT checked (--no-check-bots)")
             + f"; signatures checked against {origin}")
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Verify fairdice game logs (SPEC.md §7) independently "
-                                "of the server: signatures, seed commitment, every die, every score.")
+                                "of the server: signatures (the server's, and in log version 3 the players' own: "
+                                "check player.signature), seed commitment, every die, every score.")
     p.add_argument("paths", nargs="+", metavar="PATH", help="a log file, or a directory searched for *.json")
     p.add_argument("--pubkey", metavar="FILE", help="the trusted server key: 64 hex digits, a PEM public key, "
                    "or the JSON of GET /v1/keys (without it the key inside each log is used: self-consistency only)")
     p.add_argument("--receipt", metavar="FILE", action="append", default=[],
                    help="a player's receipt (SPEC §5.5: kept by the page, the client and `fairdice play` when the "
-                   "client seed was sent): the log must be that game, with that commitment and that client seed; "
-                   "may be given once per receipt")
+                   "client seed was sent): the log must be that game, with that commitment and that client seed "
+                   "(and, in a receipt of version 2, that log version and player key, with which the seat's "
+                   "signatures are checked); may be given once per receipt")
     p.add_argument("--receipts", metavar="FILE", action="append", default=[],
                    help="the server's signed receipts of the moves (SPEC §5.6), a JSON array as the page, the "
-                   "client and `fairdice play --save-receipts` keep them: the log must be the history they sign")
+                   "client and `fairdice play --save-receipts` keep them: the log must be the history they sign, and "
+                   "an abandon in the player's name that the player did not sign must be among them")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept a log without its signatures (it then proves only that it is self-consistent, "
                    "not that the server made it)")
@@ -173,7 +183,8 @@ def parser() -> argparse.ArgumentParser:
                    "read; default $FAIRDICE_CACHE_DIR, else $XDG_CACHE_HOME/fairdice, else ~/.cache/fairdice")
     p.add_argument("-v", "--verbose", action="store_true", help="print each game turn by turn")
     p.add_argument("--json", action="store_true", help="one JSON document on stdout; text goes to stderr")
-    p.add_argument("--audit", action="store_true", help="statistics over all logs: face uniformity, seed reuse, scores")
+    p.add_argument("--audit", action="store_true", help="statistics over all logs: face uniformity, seed reuse, "
+                   "scores, two signed logs of one game that differ (log.equivocation), selective unsigned abandons")
     p.add_argument("--html", metavar="FILE", help="write the audit as a self-contained HTML page (implies --audit)")
     p.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="worker processes (default: all cores)")
     return p
@@ -207,7 +218,7 @@ def run(argv=None) -> int:
     trusted = None
     if args.pubkey:
         try:
-            trusted = load_trusted_keys(args.pubkey)
+            trusted = TrustedKeys(load_trusted_keys(args.pubkey))  # (once: a signature is tried by its key id)
         except KeyFileError as e:
             return error(args.pubkey, f"--pubkey: {e}")
     receipts, move_receipts = [], []
@@ -235,7 +246,7 @@ def run(argv=None) -> int:
     options = {"trusted_keys": trusted, "require_signature": not args.allow_unsigned,
                "check_bots": args.check_bots, "tables": args.tables, "verbose": args.verbose, "audit": do_audit,
                "receipts": receipts, "receipts_by_game": len(files) > 1, "move_receipts": move_receipts}
-    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "not_logs": 0}
+    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "unsigned_moves": 0, "not_logs": 0}
     games, agg, game_ids = [], audit_mod.Audit() if do_audit else None, set()
     for r in verify_all(files, options, max(1, args.jobs)):
         if r.error is not None:
@@ -246,6 +257,7 @@ def run(argv=None) -> int:
             counts["ok" if r.ok else "failed"] += 1
             counts["unsigned"] += r.ok and not r.signed  # verified without its signatures: --allow-unsigned
             counts["public_seed"] += r.seed_secret is False
+            counts["unsigned_moves"] += bool(r.unsigned_seats)
         print("\n".join(game_lines(r, args.verbose)), file=text)
         if args.json:
             games.append(game_json(r))

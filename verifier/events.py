@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Literal
+from typing import Literal, NamedTuple
 
-from .logformat import SCORE_FIELDS, all_ints, client_seed_ok, event_fields, event_format
+from .logformat import (SCORE_FIELDS, all_ints, carries_player_signature, client_seed_ok, event_fields,
+                        event_format, human_event_fields)
 from .optimal import TableError
+from .players import SeatKeys
 from .results import Checks, Result
 from .spec import CATEGORIES, HOLDS, UPPER, Deriver, options, score_box, sha256_hex, upper_bonus, yahtzee_bonus
 
@@ -39,6 +41,7 @@ class GameSetup:
     senders: list  # who sends a client seed: the human seats, else the operator (None)
     bot_seats: list[int]
     fields: dict  # event type -> its fields (SPEC §5.3)
+    human_fields: dict  # the same for an event of a human seat (version 3: with the player's key and signature)
     n: int  # seats
     n_boxes: int  # the game is over when they are all filled
 
@@ -48,7 +51,8 @@ class GameSetup:
         seats, humans = h["seats"], [s for s, seat in enumerate(h["seats"]) if seat["type"] == "human"]
         return cls(h["rules"], h["upper_first"], h["first"], h["game_id"], doc["version"], seats, humans,
                    humans or [None], [s for s, seat in enumerate(seats) if seat["type"] == "bot"],
-                   event_fields(doc["version"], len(humans)), len(seats), len(seats) * len(CATEGORIES[h["rules"]]))
+                   event_fields(doc["version"], len(humans)), human_event_fields(doc["version"], len(humans)),
+                   len(seats), len(seats) * len(CATEGORIES[h["rules"]]))
 
     @property
     def committed(self) -> bool:
@@ -71,6 +75,7 @@ class ReplayState:
     derive: Deriver | None = None  # from the start event on, when the server seed is revealed
     seeds: dict = field(default_factory=dict)  # seat -> its client seed
     commitments: dict = field(default_factory=dict)  # seat -> the commitment to its client seed (committed games)
+    committed_keys: dict = field(default_factory=dict)  # seat -> the player_key its commitment names (version 3)
     n_rolls: int = 0
     n_scores: int = 0
 
@@ -101,17 +106,29 @@ class ReplayState:
         return sum(v is None for b in self.boxes for v in b.values())
 
 
+class Acknowledged(NamedTuple):
+    """What the player's move receipts acknowledge (SPEC §5.7): an abandon in the name of one of `seats` that its
+    player did not sign must be among the first `events` events."""
+    seats: frozenset
+    events: int
+
+
 class EventReplay:
     """One walk through a log's events. `bots`: the published policies (verifier.botcheck) to replay the bots'
     decisions with, or None; `verbose` writes the game turn by turn into result.replay, `audit` the numbers the
-    audit aggregates into result.audit."""
+    audit aggregates into result.audit; `players`: which human seats sign their moves (verifier.players);
+    `acknowledged`: given move receipts, what they acknowledge."""
 
     def __init__(self, checks: Checks, doc: dict, seed: bytes | None, bots=None, verbose: bool = False,
-                 audit: bool = False):
+                 audit: bool = False, players: SeatKeys | None = None, acknowledged: Acknowledged | None = None):
         self.checks, self.doc, self.seed = checks, doc, seed
         self.setup = setup = GameSetup.of(doc)
+        self.players, self.acknowledged = players or SeatKeys({}, {}, []), acknowledged
         self.bots = BotReplay(checks, bots, setup) if bots is not None else None
         self.is_bot = [self.bots is not None and seat["type"] == "bot" for seat in setup.seats]
+        # the fields of a roll and of a score, per seat: a human seat's carry its signature in version 3
+        signs = [setup.version >= 3 and seat["type"] == "human" for seat in setup.seats]
+        self.roll_size, self.score_size = [6 + s for s in signs], [9 + s for s in signs]
         result: Result = checks.r
         result.replay = [] if verbose else None
         self.narration = Narration(result.replay) if verbose else None
@@ -135,23 +152,27 @@ class EventReplay:
         return st
 
     def event_format(self, i: int, ev) -> str:
-        return event_format(self.checks, self.setup.fields, self.setup.n, i, ev)
+        setup = self.setup
+        return event_format(self.checks, setup.fields, setup.human_fields, setup.humans, setup.n, i, ev)
 
     # -- the two hot paths (every roll, every box filled): a few conditions, which record nothing, pass the usual
     #    case; anything else goes to check_roll, check_dice or check_score, which check in SPEC §7's order
 
     def roll(self, st: ReplayState, i: int, ev: dict) -> None:
-        """A roll during play: exactly the six fields of a roll, of their JSON types (log.format); the seat, turn
-        and roll whose move it is (turn.order, roll.count, bot.decision); a legal hold (roll.hold); every die
-        re-derived (roll.dice). The usual roll passes the conditions here, which record nothing; anything else
-        goes to check_roll and check_dice, which check it in that order and say what is wrong."""
+        """A roll during play: exactly the six fields of a roll (a human seat's seven in version 3), of their JSON
+        types (log.format); the seat, turn and roll whose move it is (turn.order, roll.count, bot.decision); a legal
+        hold (roll.hold); every die re-derived (roll.dice). The usual roll passes the conditions here, which record
+        nothing; anything else goes to check_roll and check_dice, which check it in that order and say what is
+        wrong."""
         try:
             seat, turn, roll, hold, logged = ROLL_FIELDS(ev)
         except KeyError:
             self.event_format(i, ev)
         cur, derive = st.cur, st.derive
-        if not (len(ev) == 6 and seat == cur and turn == st.filled[cur] + 1 and roll == st.rolls + 1
-                and type(seat) is int and type(turn) is int and type(roll) is int and roll < 4
+        size = self.roll_size[cur]
+        if not (len(ev) == size and (size == 6 or carries_player_signature(ev)) and seat == cur
+                and turn == st.filled[cur] + 1 and roll == st.rolls + 1 and type(seat) is int and type(turn) is int
+                and type(roll) is int and roll < 4
                 and type(hold) is list and (not hold or (roll > 1 and all_ints(hold) and tuple(hold) in HOLDS))
                 and not self.is_bot[cur]):
             self.check_roll(st, i, ev)
@@ -193,19 +214,21 @@ class EventReplay:
                 self.checks.fail("roll.dice", i, f"dice[{p}]", dice[p], logged[p])
 
     def score(self, st: ReplayState, i: int, ev: dict) -> None:
-        """A box filled during play: exactly the nine fields of a score (log.format; the types of those that
-        recompute are checked with their values); the seat and turn whose move it is, after a roll (turn.order,
-        roll.count, bot.decision); a box the dice may go into (score.category); the points, joker, bonuses and
-        running total (score.points). The usual score passes the conditions here; anything else goes to
-        check_score, which checks it in that order and says what is wrong."""
+        """A box filled during play: exactly the nine fields of a score (a human seat's ten in version 3; log.format;
+        the types of those that recompute are checked with their values); the seat and turn whose move it is, after
+        a roll (turn.order, roll.count, bot.decision); a box the dice may go into (score.category); the points,
+        joker, bonuses and running total (score.points). The usual score passes the conditions here; anything else
+        goes to check_score, which checks it in that order and says what is wrong."""
         try:
             seat, turn, cat = SCORE_MOVE(ev)
             found = SCORE_VALUES(ev)  # (points, joker, yahtzee_bonus, upper_bonus, total)
         except KeyError:
             self.event_format(i, ev)
         cur = st.cur
-        if not (len(ev) == 9 and seat == cur and turn == st.filled[cur] + 1 and type(seat) is int
-                and type(turn) is int and st.rolls and type(cat) is str and not self.is_bot[cur]):
+        size = self.score_size[cur]
+        if not (len(ev) == size and (size == 9 or carries_player_signature(ev)) and seat == cur
+                and turn == st.filled[cur] + 1 and type(seat) is int and type(turn) is int and st.rolls
+                and type(cat) is str and not self.is_bot[cur]):
             self.check_score(st, i, ev)
         mine = self.fill_box(st, i, cat)
         if found != mine or type(found[0]) is not int or type(found[1]) is not bool or \
@@ -229,7 +252,9 @@ class EventReplay:
     def check_score(self, st: ReplayState, i: int, ev: dict) -> None:
         """log.format for the seat and turn, then turn.order, bot.decision and roll.count, then log.format for the
         category: the replay stops at the first failure, or goes on (and a bot's decision is checked)."""
-        if not (len(ev) == 9 and type(ev["seat"]) is int and type(ev["turn"]) is int):
+        size = self.score_size[st.cur]
+        if not (len(ev) == size and (size == 9 or carries_player_signature(ev)) and type(ev["seat"]) is int
+                and type(ev["turn"]) is int):
             self.event_format(i, ev)
         self.check_move(st, i, ev)
         if type(ev["category"]) is not str:
@@ -301,6 +326,7 @@ class EventReplay:
         if s in st.commitments:
             self.checks.stop("client_seed.commit", i, "seat", "one commitment per seat", s)
         st.commitments[s] = ev["commitment"]
+        st.committed_keys[s] = ev.get("player_key")
 
     def client_seed(self, st: ReplayState, i: int, ev: dict) -> None:
         """client_seed.valid (SPEC §2.2): one seed from each human seat (else the operator), before play."""
@@ -329,7 +355,12 @@ class EventReplay:
         seed, s = ev["client_seed"], ev["seat"]
         if type(seed) is not str or not client_seed_ok(seed) or s not in st.commitments:
             return  # client_seed.valid says what is wrong with it
-        opened = sha256_hex(bytes.fromhex(ev["salt"]) + seed.encode("utf-8"))
+        key = b""  # version 3: the commitment is over the seat's key too, which the reveal names again
+        if self.setup.version >= 3:
+            if ev["player_key"] != st.committed_keys[s]:
+                self.checks.fail("client_seed.commit", i, "player_key", st.committed_keys[s], ev["player_key"])
+            key = bytes.fromhex(ev["player_key"] or "")
+        opened = sha256_hex(bytes.fromhex(ev["salt"]) + key + seed.encode("utf-8"))
         if opened != st.commitments[s]:  # (expected: the commitment; found: what this seed and salt hash to)
             self.checks.fail("client_seed.commit", i, "client_seed", st.commitments[s], opened)
 
@@ -366,13 +397,17 @@ class EventReplay:
         return ev["first"]
 
     def abandon(self, st: ReplayState, i: int, ev: dict) -> None:
-        """The end of an abandoned game (SPEC §4.3); version 2 also says who may abandon, when, and why."""
+        """The end of an abandoned game (SPEC §4.3); version 2 also says who may abandon, when, and why; and given
+        move receipts, an abandon in the player's name that the player did not sign must be among them (§5.7)."""
         if self.setup.version >= 2:
             self.check_abandon(i, ev, st.cur if st.phase == "play" else None)
+        signed = ev["seat"] is not None and self.players.signs(ev["seat"])
+        if self.acknowledged is not None and not signed:
+            self.check_acknowledged(i, ev)
         who = abandoner(ev, self.setup.humans)
         self.checks.r.abandoned_by = who
         if self.tally is not None:
-            self.tally.abandoned(ev, st.phase, st.total)
+            self.tally.abandoned(ev, st.phase, st.total, signed)
         st.phase = "abandoned"
         if self.narration is not None:
             self.narration.abandon(who)
@@ -393,13 +428,22 @@ class EventReplay:
             self.checks.fail("game.abandon", i, "seat", f"seat {current}, whose turn it is (or any seat before play)",
                              seat)
 
+    def check_acknowledged(self, i: int, ev: dict) -> None:
+        """game.abandon (SPEC §5.7): an unsigned abandon in the player's name is one the server answered, so one
+        of the player's move receipts counts it."""
+        seen = self.acknowledged.events
+        if ev["seat"] in self.acknowledged.seats and seen < i + 1:
+            self.checks.fail("game.abandon", i, "seat", f"a move receipt of at least {i + 1} events, which counts "
+                             "this abandon", f"you hold no receipt of this abandon (your receipts acknowledge "
+                             f"{seen} events)")
+
     def finish(self, st: ReplayState) -> None:
         """Every event went through its checks: those that ran and did not fail pass."""
         passed = self.checks.passed
         passed("client_seed.valid")
         if self.setup.committed:
             passed("client_seed.commit")
-        if st.phase == "abandoned" and self.setup.version >= 2:
+        if st.phase == "abandoned" and (self.setup.version >= 2 or self.acknowledged is not None):
             passed("game.abandon")
         if st.phase != "seeds":
             passed("start.first")
@@ -563,10 +607,12 @@ class Tally:
         if self.standings is not None:
             self.standings[self.standing(total)] += 1
 
-    def abandoned(self, ev: dict, phase: Phase, total: list[int]) -> None:
+    def abandoned(self, ev: dict, phase: Phase, total: list[int], signed: bool) -> None:
+        """`signed`: by a seat that signed it (version 3), the player's own; else whoever it names, the operator
+        could have written it."""
         humans = self.setup.humans
         self.abandon = {"by": "seat" if ev["seat"] is not None else "server" if humans else "operator",
-                        "reason": ev.get("reason"), "during": phase,
+                        "reason": ev.get("reason"), "signed": signed, "during": phase,
                         "standing": self.standing(total) if self.standings is not None else None}
 
     def standing(self, total: list[int]) -> str:

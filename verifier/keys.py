@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from functools import lru_cache
 
 from cryptography.exceptions import InvalidSignature
@@ -76,6 +77,31 @@ def signature_valid(public_key: bytes, signature_hex, data: bytes) -> bool:
         return False
 
 
-def signed_by_any(public_keys: list[bytes], signature_hex, data: bytes) -> bool:
-    """The signature is valid for `data` under one of the keys."""
-    return any(signature_valid(k, signature_hex, data) for k in public_keys)
+class TrustedKeys:
+    """The keys a log's signatures may be from, by key id (SPEC §7, "one key per signature"): a signature is tried
+    against the one key its id names, never against each key in turn, so no input makes the work grow as
+    (trusted keys x signatures). Build it once per run: the map costs one SHA-256 per key."""
+
+    def __init__(self, keys: Iterable[bytes]):
+        self.by_id: dict[str, bytes] = {}
+        for key in keys:
+            self.by_id.setdefault(key_id(key), key)
+
+    @classmethod
+    def of(cls, keys: TrustedKeys | Iterable[bytes]) -> TrustedKeys:
+        return keys if isinstance(keys, TrustedKeys) else cls(keys)
+
+    def __len__(self) -> int:
+        return len(self.by_id)
+
+    def named(self, kid) -> bytes | None:
+        """The trusted key whose id is `kid`, or None."""
+        return self.by_id.get(kid) if type(kid) is str else None
+
+    def trusts(self, key: bytes) -> bool:
+        return self.by_id.get(key_id(key)) == key
+
+    def described(self, most: int = 3) -> str:
+        """The trusted keys in words, the first `most` of them written out (a failure names what was expected)."""
+        shown = ", ".join(k.hex() for k in list(self.by_id.values())[:most])
+        return f"a trusted key: {shown}" + (f" (or one of {len(self) - most} more)" if len(self) > most else "")

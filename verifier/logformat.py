@@ -9,9 +9,10 @@ from .results import Checks
 from .seed_rule import CLIENT_SEED_LENGTH, SEAT_NAME_LENGTH, text_ok
 from .spec import CATEGORIES
 
-VERSIONS = (1, 2)  # log format versions (SPEC §5): 2 adds client seed commitments, abandon reasons, the timeout
+VERSIONS = (1, 2, 3)  # log format versions (SPEC §5): 2 adds client seed commitments, abandon reasons, the
+# timeout; 3 the players' keys and signatures (§5.7)
 PRINTABLE_ASCII = re.compile(r"[\x20-\x7e]{1,64}")
-HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (16, 64)}
+HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (16, 64, 128)}
 
 
 def is_int(x) -> bool:
@@ -66,13 +67,34 @@ EVENT_FIELDS_V2 = {**EVENT_FIELDS, "abandon": ("type", "seat", "reason")}
 EVENT_FIELDS_V2_COMMITTED = {**EVENT_FIELDS_V2, "client_seed_commit": ("type", "seat", "commitment"),
                              "client_seed": ("type", "seat", "client_seed", "salt")}
 SCORE_FIELDS = ("points", "joker", "yahtzee_bonus", "upper_bonus", "total")  # what a score recomputes
+# version 3 (SPEC §5.3): an event of a human seat also carries the player's signature, and its client seed events
+# (commitment, seed) the player's key
+PLAYER_KEY_EVENTS = ("client_seed_commit", "client_seed")
 
 
 def event_fields(version: int, humans: int) -> dict:
-    """The events of a log (type -> its fields in SPEC order) for its version and number of human seats."""
+    """The events of a log (type -> its fields in SPEC order) for its version and number of human seats: those
+    of every event but a human seat's (see human_event_fields)."""
     if version == 1:
         return EVENT_FIELDS
     return EVENT_FIELDS_V2_COMMITTED if humans >= 2 else EVENT_FIELDS_V2
+
+
+def human_event_fields(version: int, humans: int) -> dict:
+    """The events of a human seat (an event whose `seat` is a human seat): in version 3 they also carry
+    `player_signature`, and the client seed events `player_key`."""
+    fields = event_fields(version, humans)
+    if version < 3:
+        return fields
+    return {kind: names + (("player_key",) if kind in PLAYER_KEY_EVENTS else ()) + ("player_signature",)
+            for kind, names in fields.items() if kind != "start"}
+
+
+def carries_player_signature(ev: dict) -> bool:
+    """The event has a `player_signature` of its JSON type (a string or null; SPEC §5.4 leaves its form to
+    player.signature): the replay's hot paths ask for a human seat's roll or score of version 3."""
+    v = ev.get("player_signature", 0)
+    return v is None or type(v) is str
 
 
 def rolloff_ok(v) -> bool:
@@ -85,7 +107,9 @@ EVENT_VALUES = {  # field -> test of its value (seat and first: event_value_ok);
     "turn": is_int, "roll": is_int, "points": is_int, "yahtzee_bonus": is_int, "upper_bonus": is_int,
     "total": is_int, "hold": lambda v: type(v) is list and all_ints(v), "dice": is_dice,
     "joker": lambda v: type(v) is bool, "commitment": lambda v: is_hex(v, 64), "salt": lambda v: is_hex(v, 64),
-    "rolloff": rolloff_ok,
+    "rolloff": rolloff_ok, "player_key": lambda v: v is None or is_hex(v, 64),
+    # a signature that is a string but not 128 lowercase hex digits is player.signature's to judge (SPEC §5.4, §5.7)
+    "player_signature": lambda v: v is None or type(v) is str,  # (the hot paths: carries_player_signature)
 }
 
 
@@ -100,13 +124,15 @@ def event_value_ok(kind: str, name: str, v, n_seats: int) -> bool:
     return EVENT_VALUES.get(name, lambda x: isinstance(x, str))(v)
 
 
-def event_format(checks: Checks, fields: dict, n_seats: int, i: int, ev) -> str:
-    """log.format for event i: a known type, exactly its fields, and their JSON types; else the replay stops.
-    Returns its type."""
+def event_format(checks: Checks, fields: dict, human_fields: dict, humans: list[int], n_seats: int, i: int,
+                 ev) -> str:
+    """log.format for event i: a known type, exactly its fields (those of a human seat's event when its `seat` is a
+    human seat), and their JSON types; else the replay stops. Returns its type."""
     kind = ev.get("type") if type(ev) is dict else None
     if not isinstance(kind, str) or kind not in fields:
         checks.stop("log.format", i, "type", "one of " + ", ".join(fields), kind if type(ev) is dict else ev)
-    names = fields[kind]
+    seat = ev.get("seat")
+    names = human_fields[kind] if type(seat) is int and seat in humans and kind in human_fields else fields[kind]
     if ev.keys() != set(names):
         checks.stop("log.format", i, ",".join(sorted(set(ev) ^ set(names))), list(names), sorted(ev))
     for name in names[1:]:
@@ -143,7 +169,7 @@ def n_seats(header) -> int:
 # The fields of SPEC §5: name -> (what is expected, check(value, header)).
 TOP_FIELDS = {
     "format": ("fairdice-log", lambda v, h: v == "fairdice-log"),
-    "version": ("1 or 2", lambda v, h: is_int(v) and v in VERSIONS),
+    "version": ("1, 2 or 3", lambda v, h: is_int(v) and v in VERSIONS),
     "header": ("an object", lambda v, h: type(v) is dict),
     "commitment_signature": ("a hex string, or no such field (unsigned)", lambda v, h: isinstance(v, str)),
     "events": ("an array", lambda v, h: type(v) is list),
@@ -164,7 +190,7 @@ HEADER_FIELDS = {
     "key_id": ("16 lowercase hex digits", lambda v, h: is_hex(v, 16)),
     "public_key": ("64 lowercase hex digits", lambda v, h: is_hex(v, 64)),
 }
-HEADER_FIELDS_V2 = {**HEADER_FIELDS, "abandon_timeout": (
+HEADER_FIELDS_V2 = {**HEADER_FIELDS, "abandon_timeout": (  # (versions 2 and 3)
     "whole seconds, at least 1 (the server's inactivity timeout)", lambda v, h: is_int(v) and v >= 1)}
 FINAL_FIELDS = {
     "status": ('"finished" or "abandoned"', lambda v, h: v in ("finished", "abandoned")),

@@ -3,7 +3,8 @@ can be checked against what the player itself saw, not only against what the ser
 
 A receipt is usable evidence only when it is well formed and consistent with itself: its signed header (when it
 carries one) names the same game and commitment, and its `commitment_signature` (when it carries one with a
-key) is a valid signature of that header. Anything else is refused with ReceiptError, before any log is read."""
+key) is a valid signature of that header. Anything else is refused with ReceiptError, before any log is read.
+A receipt of version 2 also records the log version the player saw and the player key it sent (SPEC §5.5, §5.7)."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from . import keys, strictjson
 from .reading import UnusableFile, read_bytes
 from .spec import canonical
 
-FORMAT, VERSION = "fairdice-receipt", 1
+FORMAT, VERSIONS = "fairdice-receipt", (1, 2)
 HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (64, 128)}
 REQUIRED = ("game_id", "seat", "commitment", "client_seed")
 OPTIONAL = ("format", "version", "header", "commitment_signature", "public_key")
+VERSION_2 = ("log_version", "player_key")  # exactly in a receipt of version 2
+LOG_VERSIONS = (1, 2, 3)  # (SPEC §5)
 
 
 class ReceiptError(ValueError):
@@ -34,10 +37,14 @@ def check_receipt(rc) -> dict:
     for name in REQUIRED:
         if name not in rc:
             raise ReceiptError(f"{name}: missing")
-    for name in sorted(rc.keys() - set(REQUIRED) - set(OPTIONAL)):
-        raise ReceiptError(f"{name}: no such field in a receipt")
-    if rc.get("format", FORMAT) != FORMAT or rc.get("version", VERSION) != VERSION:
-        raise ReceiptError(f'format/version: expected "{FORMAT}" version {VERSION}')
+    version = rc.get("version", 1)
+    if rc.get("format", FORMAT) != FORMAT or type(version) is not int or version not in VERSIONS:
+        raise ReceiptError(f'format/version: expected "{FORMAT}" version 1 or 2')
+    allowed = set(REQUIRED) | set(OPTIONAL) | (set(VERSION_2) if version == 2 else set())
+    for name in sorted(rc.keys() - allowed):
+        raise ReceiptError(f"{name}: no such field in a receipt" + (" of version 1" if name in VERSION_2 else ""))
+    if version == 2:
+        _check_version_2(rc)
     if type(rc["game_id"]) is not str or not rc["game_id"]:
         raise ReceiptError("game_id: expected a non-empty string")
     if rc["seat"] is not None and (type(rc["seat"]) is not int or rc["seat"] < 0):
@@ -51,6 +58,19 @@ def check_receipt(rc) -> dict:
             raise ReceiptError(f"{name}: expected {n} lowercase hex digits")
     _check_header(rc)
     return rc
+
+
+def _check_version_2(rc: dict) -> None:
+    """The log version the player saw and the key it sent with its client seed (none before version 3)."""
+    for name in VERSION_2:
+        if name not in rc:
+            raise ReceiptError(f"{name}: missing (a receipt of version 2 has it)")
+    if type(rc["log_version"]) is not int or rc["log_version"] not in LOG_VERSIONS:
+        raise ReceiptError("log_version: expected 1, 2 or 3")
+    if rc["player_key"] is not None and not _is_hex(rc["player_key"], 64):
+        raise ReceiptError("player_key: expected 64 lowercase hex digits, or null")
+    if rc["player_key"] is not None and rc["log_version"] < 3:
+        raise ReceiptError(f"player_key: a game of log version {rc['log_version']} has no players' keys (null)")
 
 
 def _check_header(rc: dict) -> None:
@@ -79,8 +99,13 @@ def load_receipt(path: str) -> dict:
     return check_receipt(doc)
 
 
-def make_receipt(header: dict, commitment_signature: str, seat, client_seed: str) -> dict:
-    """The receipt a player keeps on sending `client_seed` for `seat`, after checking the signed `header`."""
-    return check_receipt({"format": FORMAT, "version": VERSION, "game_id": header["game_id"], "seat": seat,
-                          "commitment": header["commitment"], "client_seed": client_seed, "header": header,
-                          "commitment_signature": commitment_signature, "public_key": header["public_key"]})
+def make_receipt(header: dict, commitment_signature: str, seat, client_seed: str, log_version: int | None = None,
+                 player_key: str | None = None) -> dict:
+    """The receipt a player keeps on sending `client_seed` for `seat`, after checking the signed `header`: of
+    version 2 when the game's `log_version` is given (with the `player_key` sent, or None), else of version 1."""
+    receipt = {"format": FORMAT, "version": 1, "game_id": header["game_id"], "seat": seat,
+               "commitment": header["commitment"], "client_seed": client_seed, "header": header,
+               "commitment_signature": commitment_signature, "public_key": header["public_key"]}
+    if log_version is not None:
+        receipt.update(version=2, log_version=log_version, player_key=player_key)
+    return check_receipt(receipt)

@@ -1,63 +1,83 @@
-"""Checks one fairdice log (SPEC §5-§7), in this order: its format, the players' receipts, its key and
-commitment signature, the server's move receipts, the revealed seed, then a replay of every event from the seed
-(verifier.events), the final block, and last the final signature (over bytes written faster once the replay has
-checked them). Each step gets what the earlier ones found as arguments; the verdicts go into one Result."""
+"""Checks one fairdice log (SPEC §5-§7), in the order of §7: its format, the players' receipts, its key and
+commitment signature, the server's move receipts, the players' signatures (version 3), the revealed seed, then a
+replay of every event from the seed (verifier.events), the final block, and last the final signature (over bytes
+written faster once the replay has checked them). Each step gets what the earlier ones found as arguments; the
+verdicts go into one Result."""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from . import keys
-from .chain import check_move_receipts
-from .events import EventReplay, ReplayState, first_difference
+from .chain import History, check_move_receipts
+from .events import Acknowledged, EventReplay, ReplayState, first_difference
 from .logformat import (FINAL_FIELDS, HEADER_FIELDS, HEADER_FIELDS_V2, SIGNATURE_FIELDS, TOP_FIELDS,
                         client_seed_ok, fields_ok, seat_name_ok)
+from .players import KEY_EVENTS, SeatKeys, check_player_signatures, seat_keys
 from .results import CHECKS, Checks, Failure, Result, Stop
-from .spec import canonical, canonical_events, canonical_object, sha256_hex
+from .spec import canonical, canonical_object, sha256_hex
 
 __all__ = ["CHECKS", "Failure", "Result", "Verification", "client_seed_ok", "seat_name_ok", "verify_document"]
 
 
 class Signing(NamedTuple):
     """What the signatures of a log are checked with (SPEC §6)."""
-    keys: list[bytes]  # the keys a signature may be from
+    key: bytes | None  # the trusted key the header names (key_id and public_key); None: no signature is tried
     header_json: bytes | None  # canonical(header) when the log carries a signature: both cover it
 
 
 class Verification:
-    def __init__(self, doc, file: str, trusted_keys: list[bytes] | None = None,
+    def __init__(self, doc, file: str, trusted_keys: keys.TrustedKeys | Iterable[bytes] | None = None,
                  require_signature: bool = True, bots=None, verbose: bool = False,
                  audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False,
                  move_receipts: list[dict] = ()):
-        """receipts: the players' receipts (verifier.receipt), move_receipts: the server's signed receipts of
-        the moves (verifier.chain), to hold the log to; with receipts_by_game only those of this log's game id
-        apply (a batch), otherwise every one does (it must be this game)."""
+        """trusted_keys: the keys given (--pubkey), best as a keys.TrustedKeys built once per run; receipts: the
+        players' receipts (verifier.receipt), move_receipts: the server's signed receipts of the moves
+        (verifier.chain), to hold the log to; with receipts_by_game only those of this log's game id apply (a
+        batch), otherwise every one does (it must be this game)."""
         self.doc, self.r = doc, Result(file)
         self.checks = Checks(self.r)
         self.receipts, self.receipts_by_game = list(receipts), receipts_by_game
         self.move_receipts = list(move_receipts)
-        self.trusted_keys, self.require_signature = trusted_keys, require_signature
+        self.trusted_keys = None if trusted_keys is None else keys.TrustedKeys.of(trusted_keys)
+        self.require_signature = require_signature
         self.bots, self.verbose, self.audit = bots, verbose, audit
 
     def run(self) -> Result:
         signing = None  # once the log has the fields the signatures cover
-        replayed: ReplayState | None = None  # once every event has gone through the replay
+        history: History | None = None  # the events as the signatures cover them
+        players: SeatKeys | None = None  # which human seats sign, with which key
+        replayed = False  # every event has gone through the replay
         try:
             self.check_format()
             receipts, move_receipts = self.receipts_of_this_game()
             for receipt in receipts:
                 self.check_receipt(receipt)
-            signing = self.check_key_and_commitment(receipts)
-            if move_receipts:
-                check_move_receipts(self.checks, self.doc, move_receipts, signing.keys)
+            trusted = self.trusted_keys_of(receipts)
+            signing = self.check_key_and_commitment(trusted)
+            history = History(self.doc["header"], self.doc["events"])
+            acknowledged = check_move_receipts(self.checks, self.doc, move_receipts, trusted, history) \
+                if move_receipts else None
+            players = self.players(receipts)
+            player_signatures_at = len(self.r.failures)  # where SPEC §7's order lists player.signature
             seed = self.check_seed()
-            replayed = EventReplay(self.checks, self.doc, seed, self.bots, self.verbose, self.audit).run()
-            self.check_end(replayed)
+            state = EventReplay(self.checks, self.doc, seed, self.bots, self.verbose, self.audit, players,
+                                self.acknowledged(receipts, acknowledged)).run()
+            replayed = True
+            history.checked()
+            self.check_end(state)
         except Stop:
             if self.r.replay is not None:
                 self.r.replay.append("  (the replay stops at this failure)")
+        if players is not None and self.doc["version"] >= 3:
+            # player.signature, in its place; checked here, once the replay has checked the events' form, the
+            # chain it covers is written faster (verifier.chain.History)
+            with self.checks.placed_at(player_signatures_at):
+                check_player_signatures(self.checks, self.doc, players, history.digest)
         if signing is not None:
-            self.check_final_signature(signing, replayed)  # last: see there
+            self.check_final_signature(signing, history if replayed else None)  # last: see there
         return self.r
 
     def receipts_of_this_game(self) -> tuple[list[dict], list[dict]]:
@@ -75,6 +95,7 @@ class Verification:
         if ck.failed("log.format"):
             raise Stop
         h, final = doc["header"], doc["final"]
+        r.version = doc["version"]
         fields_ok(ck, h, "header.", HEADER_FIELDS if doc["version"] == 1 else HEADER_FIELDS_V2, h)
         r.game_id = h["game_id"] if HEADER_FIELDS["game_id"][1](h.get("game_id"), h) else None
         r.rules = h["rules"] if HEADER_FIELDS["rules"][1](h.get("rules"), h) else None
@@ -99,50 +120,91 @@ class Verification:
             ck.fail("receipt.match", None, where, want, got)
         if rc.get("public_key") is not None:
             ck.expect("receipt.match", None, "public_key", rc["public_key"], h["public_key"])
-        sent = [(i, e.get("client_seed")) for i, e in enumerate(doc["events"])
-                if type(e) is dict and e.get("type") == "client_seed" and e.get("seat") == rc["seat"]
-                and type(e.get("seat")) is type(rc["seat"])]
+        of_seat = [(i, e) for i, e in enumerate(doc["events"])
+                   if type(e) is dict and e.get("seat") == rc["seat"] and type(e.get("seat")) is type(rc["seat"])]
+        sent = [(i, e.get("client_seed")) for i, e in of_seat if e.get("type") == "client_seed"]
         if not sent:
             ck.fail("receipt.match", None, "client_seed", rc["client_seed"], "no client seed from that seat")
         for i, seed in sent:
             ck.expect("receipt.match", i, "client_seed", rc["client_seed"], seed)
+        if rc.get("version", 1) >= 2:  # the log version and the player's key, as the player saw and sent them
+            ck.expect("receipt.match", None, "version", rc["log_version"], doc["version"])
+            if doc["version"] >= 3:
+                for i, e in of_seat:
+                    if e.get("type") in KEY_EVENTS:
+                        ck.expect("receipt.match", i, "player_key", rc["player_key"], e.get("player_key"))
         ck.passed("receipt.match")
 
     # -- log.key, sig.commitment (SPEC §6)
-    def check_key_and_commitment(self, receipts: list[dict]) -> Signing:
+    def trusted_keys_of(self, receipts: list[dict]) -> keys.TrustedKeys:
+        """The trusted keys (SPEC §6): those given (--pubkey), else the key each receipt says the player saw at
+        creation, else the key embedded in the log (self-consistency only)."""
+        if self.trusted_keys is not None:
+            self.r.trusted = True
+            return self.trusted_keys
+        seen = [bytes.fromhex(rc["public_key"]) for rc in receipts if rc.get("public_key") is not None]
+        self.r.trusted = bool(seen)
+        return keys.TrustedKeys(seen or [bytes.fromhex(self.doc["header"]["public_key"])])
+
+    def check_key_and_commitment(self, trusted: keys.TrustedKeys) -> Signing:
+        """log.key and sig.commitment. The signatures are checked with the one trusted key whose id is the
+        header's key_id and whose bytes are its public_key (SPEC §7); without one, none is tried and they fail."""
         doc, h, ck = self.doc, self.doc["header"], self.checks
         embedded = bytes.fromhex(h["public_key"])
         ck.expect("log.key", None, "header.key_id", keys.key_id(embedded), h["key_id"])
-        # trusted: the keys given (--pubkey), else the key each receipt says the player saw at creation
-        signers = self.trusted_keys if self.trusted_keys is not None else [
-            bytes.fromhex(rc["public_key"]) for rc in receipts if rc.get("public_key") is not None] or None
-        if signers is None:
-            signers = [embedded]
-        else:
-            self.r.trusted = True
-            if embedded not in signers:
-                ck.fail("log.key", None, "header.public_key",
-                        "a trusted key: " + ", ".join(k.hex() for k in signers), h["public_key"])
+        if not trusted.trusts(embedded):
+            ck.fail("log.key", None, "header.public_key", trusted.described(), h["public_key"])
         ck.passed("log.key")
         present = ["commitment_signature" in doc, "signature" in doc]
         self.r.signed = all(present)
-        # (the key the log names first: with several trusted keys, a genuine signature is then checked once)
-        signers = sorted(signers, key=lambda k: k != embedded)
-        signing = Signing(signers, canonical(h) if any(present) else None)
+        key = trusted.named(h["key_id"])
+        signing = Signing(key if key == embedded else None, canonical(h) if any(present) else None)
         if present[0]:
-            if not keys.signed_by_any(signers, doc["commitment_signature"], signing.header_json):
-                ck.fail("sig.commitment", None, "commitment_signature", "a valid signature of the header",
-                        doc["commitment_signature"])
+            if not self.signed_by_the_key(signing, doc["commitment_signature"], signing.header_json):
+                ck.fail("sig.commitment", None, "commitment_signature", "a valid signature of the header by the "
+                        "trusted key the header names", doc["commitment_signature"])
             ck.passed("sig.commitment")
         elif self.require_signature:
             ck.fail("sig.commitment", None, "commitment_signature", "present", "missing")
         return signing
 
+    @staticmethod
+    def signed_by_the_key(signing: Signing, signature, data: bytes) -> bool:
+        return signing.key is not None and keys.signature_valid(signing.key, signature, data)
+
+    # -- player.signature (SPEC §5.7): in version 3, every human seat's last event is signed by its key
+    def players(self, receipts: list[dict]) -> SeatKeys:
+        """Which human seats sign their moves (version 3), with which key; those that do not go into the verdict's
+        warning."""
+        doc = self.doc
+        humans = [s for s, seat in enumerate(doc["header"]["seats"]) if seat["type"] == "human"]
+        receipt_keys = {}  # seat -> the key the player's receipt of version 2 says it sent (the first receipt's)
+        if doc["version"] >= 3:
+            for rc in receipts:
+                if rc.get("version", 1) >= 2 and rc["seat"] is not None:
+                    receipt_keys.setdefault(rc["seat"], rc["player_key"])
+        players = seat_keys(doc, humans, receipt_keys)
+        self.r.unsigned_seats = players.unsigned
+        return players
+
+    def acknowledged(self, receipts: list[dict], events: int | None) -> Acknowledged | None:
+        """Given move receipts (`events`: how many events those that hold acknowledge), the player's seats whose
+        unsigned abandon must be among them (SPEC §5.7): the seats of the player's receipts, else the only human
+        seat."""
+        if events is None:
+            return None
+        seats = {rc["seat"] for rc in receipts if rc["seat"] is not None}
+        if not receipts:
+            humans = [s for s, seat in enumerate(self.doc["header"]["seats"]) if seat["type"] == "human"]
+            seats = set(humans) if len(humans) == 1 else set()
+        return Acknowledged(frozenset(seats), events)
+
     # -- sig.final (SPEC §6), checked last (run)
-    def check_final_signature(self, signing: Signing, replayed: ReplayState | None) -> None:
+    def check_final_signature(self, signing: Signing, replayed: History | None) -> None:
         """The signed bytes are canonical(the log without "signature"). When the replay has gone through every
-        event (`replayed`), each has exactly the fields and JSON types of SPEC §5.3, and canonical_events writes
-        the events out (most of those bytes) in a third of the time of canonical(); otherwise canonical() does."""
+        event (`replayed`: the events as it checked them), each has exactly the fields and JSON types of SPEC
+        §5.3, and spec.canonical_event_texts writes the events out (most of those bytes) in a third of the time of
+        canonical(); otherwise canonical() does."""
         doc, ck = self.doc, self.checks
         if "signature" not in doc:
             if self.require_signature and doc["final"] is not None:  # signed once the game is over (§6)
@@ -150,13 +212,16 @@ class Verification:
             return
         unsigned = {k: v for k, v in doc.items() if k != "signature"}
         if replayed is not None:
-            written = {"header": signing.header_json, "events": canonical_events(doc["events"])}
+            written = {"header": signing.header_json, "events": b"[" + b",".join(replayed.texts()) + b"]"}
             signed_doc = canonical_object({k: written[k] if k in written else canonical(v)
                                            for k, v in unsigned.items()})
         else:
             signed_doc = canonical(unsigned)
-        if not keys.signed_by_any(signing.keys, doc["signature"], signed_doc):
-            ck.fail("sig.final", None, "signature", "a valid signature of the log", doc["signature"])
+        if not self.signed_by_the_key(signing, doc["signature"], signed_doc):
+            ck.fail("sig.final", None, "signature", "a valid signature of the log by the trusted key the header "
+                    "names", doc["signature"])
+        elif self.audit:  # what the server signed, for the audit's equivocation test (SPEC §7.1)
+            self.r.final_digest, self.r.final_key = hashlib.sha256(signed_doc).hexdigest(), signing.key.hex()
         ck.passed("sig.final")
 
     # -- seed.revealed, seed.commitment (SPEC §2.1)

@@ -3,6 +3,7 @@ place every check writes its verdict through."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
@@ -11,7 +12,8 @@ CHECKS = (
     "client_seed.valid", "start.first", "turn.order", "roll.count", "roll.hold", "roll.dice",
     "score.category", "score.points", "game.complete", "final.totals", "final.winner",
     "bot.identity", "bot.decision", "receipt.match", "client_seed.commit", "game.abandon", "receipt.chain",
-)
+    "player.signature",
+)  # (in the order of SPEC §7's table; verifier.replay runs them in the order §7 gives)
 MAX_LISTED = 10  # failures listed per check and game; the rest are counted
 
 
@@ -44,12 +46,27 @@ class Result:
     bots: list = field(default_factory=list)  # the bot ids of the log's bot seats
     bots_checked: bool = False  # their decisions were replayed (bot.identity, bot.decision)
     abandoned_by: str | None = None  # who abandoned, in words ("seat 1", "THE SERVER, on a timeout", ...)
+    version: int | None = None  # of the log format, once it is known to be one
+    unsigned_seats: list = field(default_factory=list)  # human seats with moves their player did not sign (§5.7)
+    final_digest: str | None = None  # with audit: SHA-256 of the bytes a valid final signature covers
+    final_key: str | None = None  # ... and the key that signed them (hex)
     replay: list | None = None  # with verbose: the game turn by turn
     audit: dict | None = None  # with audit: the numbers the audit aggregates
 
     @property
     def ok(self) -> bool:
         return self.error is None and not self.failures and not self.unlisted
+
+
+def unsigned_warning(r: Result) -> str | None:
+    """The plain warning of a verdict on a log with human seats whose moves no player signed (SPEC §7), or None."""
+    if not r.unsigned_seats:
+        return None
+    seats = ", ".join(str(s) for s in r.unsigned_seats)
+    why = ("the seat sent no player key" if len(r.unsigned_seats) == 1 else "these seats sent no player key") \
+        if r.version is not None and r.version >= 3 else f"log version {r.version} has no players' signatures"
+    return (f"the moves of human seat{'s' if len(r.unsigned_seats) > 1 else ''} {seats} are NOT signed by the "
+            f"player ({why}): the operator could have written them")
 
 
 class Stop(Exception):
@@ -89,3 +106,16 @@ class Checks:
 
     def failed(self, check: str) -> bool:
         return self.r.checks[check] == "fail"
+
+    @contextmanager
+    def placed_at(self, position: int):
+        """The failures found inside the block are listed at `position` (a check run later than its place in
+        SPEC §7's order, once what it needs is known, is still reported there)."""
+        failures = self.r.failures
+        before = len(failures)
+        try:
+            yield
+        finally:
+            found = failures[before:]
+            del failures[before:]
+            failures[position:position] = found

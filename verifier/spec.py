@@ -66,24 +66,44 @@ SCORE_VALUES = itemgetter("category", "joker", "points", "seat", "total", "turn"
 
 def canonical_events(events: list[dict]) -> bytes:
     """canonical(events), in under half the time, for events that have exactly the fields and JSON types of
-    SPEC §5.3, a valid hold and a known category: the replay checks all of that first. A roll and a score are
-    written out (keys in code point order), their numbers looked up rather than formatted; values of other
-    types would be written wrongly (True as 1). The tests compare the two on many logs."""
+    SPEC §5.3, a valid hold and a known category: the replay checks all of that first (see canonical_event_texts)."""
+    return b"[" + b",".join(canonical_event_texts(events)) + b"]"
+
+
+def canonical_event_texts(events: list[dict]) -> list[bytes]:
+    """canonical(event) of each event, for events that have exactly the fields and JSON types of SPEC §5.3, a
+    valid hold and a known category: the replay checks all of that first. A roll and a score are written out
+    (keys in code point order; a human seat's `player_signature` of version 3 among them), their numbers looked
+    up rather than formatted; values of other types would be written wrongly (True as 1). The tests compare the
+    two on many logs."""
     texts, d = [], DECIMAL
     for e in events:
         kind = e["type"]
         if kind == "roll":
             dice, hold, roll, seat, turn = ROLL_VALUES(e)
-            texts.append(f'{{"dice":{DICE_JSON[tuple(dice)]},"hold":{HOLD_JSON[tuple(hold)]},"roll":{d[roll]},'
-                         f'"seat":{d[seat]},"turn":{d[turn]},"type":"roll"}}')
+            texts.append(f'{{"dice":{DICE_JSON[tuple(dice)]},"hold":{HOLD_JSON[tuple(hold)]},'
+                         f'{_player_signature(e) if len(e) == 7 else ""}"roll":{d[roll]},'
+                         f'"seat":{d[seat]},"turn":{d[turn]},"type":"roll"}}'.encode("ascii"))
         elif kind == "score":
             category, joker, points, seat, total, turn, ub, yb = SCORE_VALUES(e)
-            texts.append(f'{{"category":"{category}","joker":{"true" if joker else "false"},"points":{d[points]},'
+            texts.append(f'{{"category":"{category}","joker":{"true" if joker else "false"},'
+                         f'{_player_signature(e) if len(e) == 10 else ""}"points":{d[points]},'
                          f'"seat":{d[seat]},"total":{d[total]},"turn":{d[turn]},"type":"score",'
-                         f'"upper_bonus":{d[ub]},"yahtzee_bonus":{d[yb]}}}')
+                         f'"upper_bonus":{d[ub]},"yahtzee_bonus":{d[yb]}}}'.encode("ascii"))
         else:
-            texts.append(canonical(e).decode("ascii"))
-    return ("[" + ",".join(texts) + "]").encode("ascii")
+            texts.append(canonical(e))
+    return texts
+
+
+def _player_signature(event: dict) -> str:
+    """The member `"player_signature":...,` of a human seat's roll or score: a string (hex digits, written as they
+    are; any other, escaped as canonical JSON escapes it), or null."""
+    signature = event["player_signature"]
+    if signature is None:
+        return '"player_signature":null,'
+    if signature.isascii() and signature.isalnum():
+        return f'"player_signature":"{signature}",'
+    return f'"player_signature":{canonical(signature).decode("ascii")},'
 
 
 def u32(n: int) -> bytes:
