@@ -429,7 +429,7 @@ def test_abandon_reveals_and_signs(client):
     assert log["final"] is None and "signature" not in log and len(log["events"]) == 3
     assert_problem(client.post(f"/v1/games/{gid}/abandon", json={"why": 1}, headers=bearer(tokens[0])), 400)
     state = client.post(f"/v1/games/{gid}/abandon", json={}, headers=bearer(tokens[0])).get_json()
-    assert state["status"] == "abandoned" and state["events"] == [{"type": "abandon", "seat": 0, "reason": "player"}]
+    assert state["status"] == "abandoned" and state["events"] == [{"type": "abandon", "seat": 0, "reason": "player", "player_signature": None}]
     final = state["final"]
     assert final["status"] == "abandoned" and final["winner"] is None and final["draw"] is False
     assert hashlib.sha256(bytes.fromhex(final["server_seed"])).hexdigest() == created["commitment"]

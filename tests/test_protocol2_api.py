@@ -95,7 +95,7 @@ def test_two_humans_commit_then_reveal(client):
         return resp
 
     state = client.get(f"/v1/games/{gid}").get_json()
-    assert state["awaiting_commitments"] == [0, 2] and state["commit_reveal"] is True and state["version"] == 2
+    assert state["awaiting_commitments"] == [0, 2] and state["commit_reveal"] is True and state["version"] == 3
     assert [(s["committed"], s["commitment"], s["revealed"]) for s in state["seats"]] == [(False, None, False)] * 3
     problem(post(0, {"client_seed": seeds[0]}), 409, "client_seed_commit_required")
     problem(post(0, {"client_seed": seeds[0], "salt": salts[0]}), 409, "awaiting_commitments")
@@ -104,7 +104,8 @@ def test_two_humans_commit_then_reveal(client):
     problem(post(0, {"salt": salts[0]}), 400, "invalid_body")
     promise = commitment_of(seeds[0], salts[0])
     state = post(0, {"commitment": promise}).get_json()
-    assert state["events"] == [{"type": "client_seed_commit", "seat": 0, "commitment": promise}]
+    assert state["events"] == [{"type": "client_seed_commit", "seat": 0, "commitment": promise, "player_key": None,
+                                "player_signature": None}]  # (version 3: a seat that chose not to sign)
     assert state["awaiting_commitments"] == [2] and state["seats"][0]["committed"] is True
     assert state["seats"][0]["commitment"] == promise and state["seats"][2]["committed"] is False
     problem(post(0, {"commitment": commitment_of("other", salts[0])}), 409, "commitment_already_set")
@@ -123,7 +124,8 @@ def test_two_humans_commit_then_reveal(client):
     problem(post(2, {"client_seed": seeds[2], "salt": "X" * 64}), 422, "invalid_salt")
     problem(post(2, {"client_seed": seeds[2]}), 409, "client_seed_commit_required")
     state = post(2, {"client_seed": seeds[2], "salt": salts[2]}).get_json()
-    assert state["events"] == [{"type": "client_seed", "seat": 2, "client_seed": seeds[2], "salt": salts[2]}]
+    assert state["events"] == [{"type": "client_seed", "seat": 2, "client_seed": seeds[2], "salt": salts[2],
+                                "player_key": None, "player_signature": None}]
     assert state["seats"][2]["revealed"] is True and state["seats"][0]["revealed"] is False
     problem(post(2, {"client_seed": seeds[2], "salt": salts[2]}), 409, "client_seed_already_set")
     state = post(0, {"client_seed": seeds[0], "salt": salts[0]}).get_json()
@@ -140,7 +142,8 @@ def test_a_game_of_one_human_takes_no_commitment(client):
     problem(client.post(url, json={"client_seed": "s", "salt": "ab" * 32}, headers=bearer(tokens[0])), 422,
             "commitment_not_used")
     state = client.post(url, json={"client_seed": "s"}, headers=bearer(tokens[0])).get_json()
-    assert state["events"][0] == {"type": "client_seed", "seat": 0, "client_seed": "s"}
+    assert state["events"][0] == {"type": "client_seed", "seat": 0, "client_seed": "s", "player_key": None,
+                                  "player_signature": None}
     assert state["awaiting_commitments"] == [] and state["seats"][0]["revealed"] is True
 
 
@@ -221,12 +224,13 @@ def test_a_seat_abandons_only_for_itself_and_on_its_turn(client):
     body = problem(client.post(f"/v1/games/{gid}/abandon", headers=bearer(tokens[1])), 409, "not_your_turn")
     assert body["current_seat"] == 0
     state = client.post(f"/v1/games/{gid}/abandon", headers=bearer(tokens[0])).get_json()
-    assert state["events"] == [{"type": "abandon", "seat": 0, "reason": "player"}] and state["status"] == "abandoned"
+    assert state["events"] == [{"type": "abandon", "seat": 0, "reason": "player", "player_signature": None}] \
+        and state["status"] == "abandoned"
     assert state["final"]["server_seed"] and state["receipt"]["events"] == state["event_count"]
     # before the start any human seat may give up
     created, tokens = create(client, [ANN, BO])
     state = client.post(f"/v1/games/{created['game_id']}/abandon", headers=bearer(tokens[1])).get_json()
-    assert state["events"] == [{"type": "abandon", "seat": 1, "reason": "player"}]
+    assert state["events"] == [{"type": "abandon", "seat": 1, "reason": "player", "player_signature": None}]
 
 
 def test_the_operator_of_a_game_without_humans_abandons_as_seat_null(client):
@@ -395,11 +399,15 @@ def test_two_humans_and_a_bot_over_http(server, tmp_path):
         state = me.score(best_option(state))
         moves += 2
     assert state["status"] == "finished"
-    # every answer to a move had its receipt, checked and kept: 2 seed steps each, then every roll and score
-    assert len(ann.receipts) + len(bo.receipts) == 4 + moves
+    # every answer to a move had its receipt, checked and kept (2 seed steps each, then every roll and score),
+    # and so did every state read that showed a longer history
+    assert len(ann.receipts) + len(bo.receipts) >= 4 + moves
+    for held in (ann.receipts, bo.receipts):
+        counts = [r["events"] for r in held]
+        assert counts == sorted(set(counts))
     log = apis[0].log(created["game_id"])
     key = apis[0].keys()[0]["public_key"]
-    assert log["version"] == 2 and log["header"] == created["header"]
+    assert log["version"] == 3 and log["header"] == created["header"]
     assert [e["type"] for e in log["events"][:5]] == ["client_seed_commit"] * 2 + ["client_seed"] * 2 + ["start"]
     for receipt in ann.receipts + bo.receipts:
         assert_receipt_of(receipt, log, key)
@@ -425,7 +433,9 @@ def test_the_client_resends_the_same_seed_and_refuses_a_forged_receipt(app_url):
         game.join("another")  # a new seed for the same game is never sent
     assert game.client_seed == "mine" and game.receipt["client_seed"] == "mine"
     state = game.join()
-    assert state["events"][0] == {"type": "client_seed", "seat": 0, "client_seed": "mine"}
+    assert state["events"][0] == {"type": "client_seed", "seat": 0, "client_seed": "mine",
+                                  "player_key": game.player_key,
+                                  "player_signature": state["events"][0]["player_signature"]}
     assert game.receipts == [state["receipt"]]
     forged = {**state, "receipt": {**state["receipt"], "events": state["event_count"] + 1}}
     with pytest.raises(ProtocolError):
@@ -465,7 +475,9 @@ def test_a_refused_seed_is_resent_unchanged_and_then_reported(app_url):
         game.join()  # a second try, later: still the same request
     assert len(refuse.asked) == 2 * (1 + api.retries)
     assert len(set(refuse.asked)) == 1  # one Idempotency-Key, one body: the same seed every time
-    assert json.loads(refuse.asked[0][1]) == {"client_seed": game.client_seed}
+    sent = json.loads(refuse.asked[0][1])
+    assert sent["client_seed"] == game.client_seed and sent["player_key"] == game.player_key
+    assert set(sent) == {"client_seed", "player_key", "player_signature", "event_count"}
     session.close()
     plain = Client(app_url)  # the server answers again: the same seed goes through
     game.client = plain

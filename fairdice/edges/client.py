@@ -452,7 +452,8 @@ class PlayerGame:
                                state["event_count"], expected_chain=self.chain.digest)
         except ValueError as exc:
             raise ProtocolError(f"game {self.game_id}: {exc}") from None
-        self.receipts.append(state["receipt"])
+        if not self.receipts or self.receipts[-1]["events"] != state["event_count"]:
+            self.receipts.append(state["receipt"])  # (one per history: a state read again adds nothing)
         self.state = state
         return state
 
