@@ -219,7 +219,9 @@ def test_play_a_whole_game_in_the_terminal(url, tmp_path):
     assert log["final"]["status"] == "finished" and log["header"]["rules"] == "yacht"
     final, names = log["final"], [seat["name"] for seat in log["header"]["seats"]]
     assert ("a draw" if final["draw"] else f"{names[final['winner']]} wins") in out  # the result the log says
-    assert {"type": "client_seed", "seat": 0, "client_seed": "terminal"} in log["events"]
+    seeds = [e for e in log["events"] if e["type"] == "client_seed"]
+    assert [(e["seat"], e["client_seed"]) for e in seeds] == [(0, "terminal")]
+    assert isinstance(seeds[0]["player_key"], str) and isinstance(seeds[0]["player_signature"], str)  # signed
 
 
 def test_play_hint_command(url):

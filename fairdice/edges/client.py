@@ -432,7 +432,7 @@ class PlayerGame:
 
     def _signature(self, command: dict) -> dict:
         """player_signature and event_count of `command` over the history held here ({} when not signing)."""
-        if not self.signs:
+        if not self.signs or self.key is None:  # (no key before the seed is chosen: nothing to sign yet)
             return {}
         n = len(self.events)
         return {"player_signature": self.key.sign(self.game_id, n, self.chain.digest, command), "event_count": n}

@@ -158,7 +158,7 @@ def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll
     cards_shown_turn = None
     waiting_for = None
     while state["status"] in ("awaiting_client_seed", "playing"):
-        seen = _report_others(term, state, seen, game.seat)
+        seen = _report_others(term, state, seen, game.seat, game.events)
         if state["current_seat"] != game.seat:  # friends still to send their seeds, or a friend's turn
             seats = state["awaiting_client_seeds"] or [state["current_seat"]]  # (bots move within our answers)
             if waiting_for != seats:
@@ -190,7 +190,7 @@ def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll
                 term.say(w("allowed", allowed=" ".join(str(a) for a in exc.allowed)))
             if exc.status == 409:
                 state = game.refresh()
-    _report_others(term, state, seen, game.seat)
+    _report_others(term, state, seen, game.seat, game.events)
     return _finish(game, state, args, term)
 
 
@@ -301,15 +301,13 @@ def _extras(event, w: Words = ENGLISH) -> str:
     return w("extras", parts=w("list_sep").join(parts)) if parts else ""
 
 
-def _report_others(term, state, seen: int, me) -> int:
-    """Say what the other seats did since event `seen` (bots move server-side)."""
-    events = state["events"]
-    offset = state["events_from"]
+def _report_others(term, state, seen: int, me, history: list[dict]) -> int:
+    """Say what the other seats did since event `seen` of `history` (the events this client has checked)."""
     w = term.words
     names = [w.seat(s) for s in state["seats"]]
     rolls = {}
-    for i, event in enumerate(events):
-        if offset + i < seen or event.get("seat") == me:
+    for event in history[seen:]:
+        if event.get("seat") == me:
             continue
         kind = event["type"]
         if kind == "start" and event["rolloff"]:
@@ -321,7 +319,7 @@ def _report_others(term, state, seen: int, me) -> int:
             throws = "  ".join("".join(map(str, d)) for d in rolls.pop(seat, []))
             term.say(w("other_scored", name=names[seat], throws=throws, box=w.short_box(state["rules"], event["category"]),
                        points=event["points"], extras=_extras(event, w), total=event["total"]))
-    return offset + len(events)
+    return len(history)
 
 
 def render_turn(state, w: Words = ENGLISH) -> str:
