@@ -143,6 +143,17 @@ def play_turn(roll, score, state: dict, rerolls: int = 2) -> dict:
     return score(best_option(state))
 
 
+def play_out(game) -> dict:
+    """A `PlayerGame` played to its end: a roll, one reroll towards the most common face, the best box."""
+    state = game.state
+    while state["status"] == "playing":
+        state = game.roll()
+        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
+            state = game.roll(choose_hold(state["dice"]))
+        state = game.score(best_option(state))
+    return state
+
+
 def play_session(url: str, lines: list[str], argv: list[str]) -> tuple[int, str]:
     """`fairdice play --url URL ARGV...` fed `lines` as the player's input (then end of input): (exit code, output)."""
     import argparse

@@ -12,7 +12,7 @@ from requests.adapters import HTTPAdapter
 from fairdice.edges import play as play_mod
 from fairdice.edges.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
-from test_api_helpers import best_option, choose_hold, play_session
+from test_api_helpers import best_option, choose_hold, play_out, play_session
 from test_verifier_support import PUBLIC_HEX, resign
 from verifier.cli import main as verifier_main
 
@@ -24,16 +24,6 @@ pytestmark = pytest.mark.e2e
 def url(app_url, optimal_table):
     optimal_table("yacht")  # the hints are asked in yacht games
     return app_url
-
-
-def play_out(game):
-    state = game.state
-    while state["status"] == "playing":
-        state = game.roll()
-        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
-            state = game.roll(choose_hold(state["dice"]))
-        state = game.score(best_option(state))
-    return state
 
 
 def test_a_whole_game_and_its_log(url):

@@ -4,15 +4,21 @@ the Python client signing and checking what it is shown; and end to end against 
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import io
 import json
+import threading
+import time
 
 import pytest
 import requests
 
 from fairdice.chain import Chain
-from fairdice.edges.client import ApiError, Client, ProtocolError
+from fairdice.edges import play as play_mod
+from fairdice.edges.client import ApiError, Client, ProtocolError, parse_invite
 from fairdice.players import PlayerKey
-from test_api_helpers import best_option, choose_hold, openapi_checker
+from test_api_helpers import best_option, openapi_checker, play_out
 
 ANN, BO = {"type": "human", "name": "ann"}, {"type": "human", "name": "bo"}
 GREEDY = {"type": "bot", "bot": "greedy"}
@@ -134,7 +140,6 @@ def test_commit_and_reveal_are_signed_and_a_stale_commitment_is_signed_again(cli
     game = created(client, (ANN, GREEDY, BO))
     ann, bo = Seat(client, game, 0), Seat(client, game, 2)
     salts = {0: "a1" * 32, 2: "c3" * 32}
-    import hashlib
 
     def commit(p, n=None):
         c = hashlib.sha256(bytes.fromhex(salts[p.seat]) + bytes.fromhex(p.key.public_hex) + b"seed").hexdigest()
@@ -157,16 +162,6 @@ def test_commit_and_reveal_are_signed_and_a_stale_commitment_is_signed_again(cli
 
 
 # --- the Python client, end to end -----------------------------------------------------------------------------
-
-def play_out(game):
-    state = game.state
-    while state["status"] == "playing":
-        state = game.roll()
-        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
-            state = game.roll(choose_hold(state["dice"]))
-        state = game.score(best_option(state))
-    return state
-
 
 @pytest.mark.e2e
 def test_the_client_signs_every_move_and_its_game_verifies(app_url):
@@ -238,13 +233,6 @@ def test_a_seat_may_play_unsigned_and_the_client_says_so_in_its_receipt(app_url)
 def test_a_friend_joins_from_an_invite_link_in_the_terminal_and_both_verify(app_url):
     """ann (the Python client) creates a game of two humans and the greedy bot; bo plays it from a terminal with
     `fairdice play --join LINK`; each waits for the other's moves; both end with a verified, signed log."""
-    import argparse
-    import io
-    import threading
-
-    from fairdice.edges import play as play_mod
-    from fairdice.edges.client import parse_invite
-
     api = Client(app_url)
     created = api.create_game("yacht", [ANN, GREEDY, BO])
     ann = api.seat(created, 0)
@@ -272,7 +260,6 @@ def test_a_friend_joins_from_an_invite_link_in_the_terminal_and_both_verify(app_
             raise EOFError
         return "r" if state["rolls_made"] == 0 else f"s {best_option(state)}"
 
-    import time
     thread = threading.Thread(target=ann_plays)
     thread.start()
     parser = argparse.ArgumentParser()
