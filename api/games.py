@@ -23,6 +23,7 @@ import hashlib
 import hmac
 import json
 import secrets
+import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -98,6 +99,10 @@ class Games:
         self.max_unfinished = max_unfinished
         self._setups: OrderedDict[str, Setup] = OrderedDict()
         self._setup_cache = setup_cache
+        # h_n of SPEC §5.6 over stored histories, by game id: events are append-only, so a chain over a stored
+        # history is a prefix of every later one, and a game restored again hashes only its new events.
+        self._chains: OrderedDict[str, Chain] = OrderedDict()
+        self._chains_lock = threading.Lock()
         # Games this process has just stored, by id, with their state writer: a command takes its game out and
         # puts it back only once its events are committed.  A copy that another worker has overtaken cannot do
         # harm: its append expects the old event count and gets Conflict, so the command is computed again on a
@@ -369,9 +374,16 @@ class Games:
             seed = bytes.fromhex(record.seed_revealed)
         else:
             seed = self.keys.seed_box.open(record.game_id, record.seed_sealed)
-        game = Game.restore(self._setup(record), seed, events, record.opened["header"])
+        with self._chains_lock:
+            known = self._chains.get(record.game_id)
+        game = Game.restore(self._setup(record), seed, events, record.opened["header"], known)
         if not hmac.compare_digest(game.commitment, record.opened["header"]["commitment"]):
             raise StoreError(f"game {record.game_id}: stored seed does not match its commitment")
+        with self._chains_lock:
+            self._chains[record.game_id] = game.chain
+            self._chains.move_to_end(record.game_id)
+            if len(self._chains) > self._live_cache:
+                self._chains.popitem(last=False)
         return game
 
 

@@ -189,9 +189,18 @@ class Game:
         self._options: dict[str, Option] | None = None  # scoring_options() of the position, until an event
 
     @classmethod
-    def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict], header: dict | None = None) -> "Game":
+    def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict], header: dict | None = None,
+                known: Chain | None = None) -> "Game":
+        """The game after `events`.  `known`: the chain over the first `known.count` of them, as computed before
+        by whoever restores this game again (events are append-only), so that they are not hashed again."""
         game = cls(setup, server_seed, header)
-        for event in events:
+        start = 0
+        if known is not None and game.chain is not None and known.count <= len(events):
+            game.chain, start = None, known.count
+            for event in events[:start]:
+                game._apply(dict(event))
+            game.chain = known
+        for event in events[start:]:
             game._apply(dict(event))
         return game
 

@@ -282,3 +282,17 @@ def test_a_restored_game_checks_signatures_as_the_one_played(moves):
         refused(restored, lambda: restored.abandon(player.seat, "player", player_signature="00" * 64,
                                                    event_count=len(restored.events)), "invalid_player_signature")
         player.abandon()
+
+
+def test_a_game_restored_with_a_known_chain_is_the_game_restored_without():
+    """The server restores a stored game from the chain it computed before over a prefix of its events."""
+    game, head = new_game()
+    ann = Player(game, head, 0)
+    ann.seed()
+    ann.roll()
+    prefix = Game.restore(game.setup, SEED, game.events[:2], head).chain
+    ann.roll([1])
+    ann.score(first_box(game))
+    again = Game.restore(game.setup, SEED, game.events, head, known=prefix)
+    assert again.chain == game.chain and again.chain.digest == spec_chain(head, game.events)
+    assert again.events == game.events and again.player_key(0) == ann.public
