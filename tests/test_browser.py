@@ -32,6 +32,7 @@ skipped (and fails where FAIRDICE_REQUIRE_BROWSER is set, as in CI).
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -62,6 +63,8 @@ if not Path(CHROMIUM).exists():
 from axe_playwright_python.sync_playwright import Axe  # noqa: E402  (pinned dev dependencies: no skip when missing)
 from playwright import sync_api  # noqa: E402
 
+from fairdice.chain import chain  # noqa: E402
+from fairdice.players import PlayerKey  # noqa: E402
 from test_api_helpers import installed_command  # noqa: E402
 
 DESKTOP = {"width": 1280, "height": 900}
@@ -173,6 +176,21 @@ def api_post(site, path, body, token=None):
     req = urllib.request.Request(site + path, data=json.dumps(body).encode(), headers=headers, method="POST")
     with urllib.request.urlopen(req, timeout=30) as resp:
         return json.load(resp)
+
+
+def page_key(page, seat=0):
+    """The Ed25519 key the page keeps for `seat` of its current game (SPEC §5.7), as the core's PlayerKey."""
+    current = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
+    jwk = current["seats"][str(seat)]["key"]["private_jwk"]
+    return PlayerKey.from_private_hex(base64.urlsafe_b64decode(jwk["d"] + "==").hex())
+
+
+def signed_post(site, game, token, key, route, body, command):
+    """A move made elsewhere (not through the page) with the page's own key, signed over the stored history."""
+    log = api_get(site, f"/v1/games/{game}/log")
+    n = len(log["events"])
+    signature = key.sign(game, n, chain(log["header"], log["events"]), command)
+    return api_post(site, f"/v1/games/{game}/{route}", {**body, "player_signature": signature, "event_count": n}, token)
 
 
 def axe_clean(page, screen):
@@ -759,11 +777,16 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
     assert page.locator("#verify-report [data-check='receipt.match']:not(.bad)").count() == 1
     assert page.locator("#verify-report [data-check='receipt.chain']:not(.bad)").count() == 1
     kept = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
-    receipt, moves = kept["receipt"], kept["move_receipts"]
+    receipt, moves = kept["seats"]["0"]["receipt"], kept["move_receipts"]
     assert len(moves) >= 12 and {m["game_id"] for m in moves} == {game_id}  # one per answer to a move
     assert max(m["events"] for m in moves) == len(log["events"])
     assert receipt["game_id"] == game_id and receipt["client_seed"] == my_seed and receipt["seat"] == 0
     assert receipt["commitment"] == commitment and receipt["public_key"] == log["header"]["public_key"]
+    # ... a receipt of version 2: the log version and the seat's own key, which signed every move of the seat
+    seeded = next(e for e in log["events"] if e["type"] == "client_seed")
+    assert receipt["version"] == 2 and receipt["log_version"] == log["version"] == 3
+    assert receipt["player_key"] == seeded["player_key"] == kept["seats"]["0"]["key"]["public_key"]
+    assert all(e.get("player_signature") for e in log["events"] if e.get("seat") == 0)
 
     # the downloads are the log and the receipt, and the offline verifier accepts them
     assert page.inner_text("#verify-cmd").startswith("fairdice-verify --receipt receipt-")
@@ -983,11 +1006,13 @@ def test_a_stale_tab_refuses_a_move_on_an_outdated_board(site, browser, watch):
     assert dice(b) == dice(a)
 
     current = json.loads(a.evaluate("localStorage.getItem('fairdice.current')"))
-    game, token = current["game_id"], current["token"]
+    game, token, key = current["game_id"], current["seats"]["0"]["token"], page_key(a)
     state = api_get(site, f"/v1/games/{game}")
     category = next(c for c, o in state["options"].items())
-    api_post(site, f"/v1/games/{game}/score", {"category": category}, token)
-    moved = api_post(site, f"/v1/games/{game}/roll", {"hold": []}, token)  # turn 2, roll 1: dice b never saw
+    signed_post(site, game, token, key, "score", {"category": category},
+                {"type": "score", "seat": 0, "turn": 1, "category": category})
+    moved = signed_post(site, game, token, key, "roll", {"hold": []},  # turn 2, roll 1: dice b never saw
+                        {"type": "roll", "seat": 0, "turn": 2, "roll": 1, "hold": []})
     assert b.get_attribute(ROLL, "data-rolls-made") == "2"  # b is behind and does not know it
 
     b.click("[data-testid=die][data-pos='1']")  # holding a die of the old turn ...

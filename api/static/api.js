@@ -52,7 +52,7 @@ async function parseBody(resp) {
   }
 }
 
-async function request(method, path, { body, token, idempotent = false, raw = false } = {}) {
+async function request(method, path, { body, token, idempotent = false, raw = false, notModified = false } = {}) {
   const headers = { Accept: "application/json, application/problem+json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
@@ -72,6 +72,7 @@ async function request(method, path, { body, token, idempotent = false, raw = fa
       const { text, doc } = await parseBody(resp);
       return raw ? text : doc; // raw: exactly as served (the verifier parses it strictly)
     }
+    if (notModified && resp.status === 304) return { notModified: true, retryAfter: retryAfterSeconds(resp.headers.get("Retry-After")) };
     const { doc } = await parseBody(resp);
     const wait = retryAfterSeconds(resp.headers.get("Retry-After"));
     const problem = doc && typeof doc === "object" ? doc : { title: resp.statusText };
@@ -101,13 +102,22 @@ export const api = {
     const query = [since ? `since=${since}` : "", limit !== null ? `limit=${limit}` : ""].filter(Boolean).join("&");
     return request("GET", g(id) + (query ? `?${query}` : ""));
   },
+  /** the game with its events after the first `after`, as soon as it has any (within `wait` seconds: a long
+   * poll), or {notModified: true, retryAfter} when none came */
+  events: (id, after, wait) => request("GET", `${g(id)}/events?after=${after}&wait=${wait}`, { notModified: true }),
   log: (id) => request("GET", `${g(id)}/log`),
   /** the log's text exactly as served, for verification (JSON.parse would keep the last of two equal keys) */
   logText: (id) => request("GET", `${g(id)}/log`, { raw: true }),
   hint: (id, token) => request("GET", `${g(id)}/hint`, { token }),
-  clientSeed: (id, token, clientSeed) =>
-    request("POST", `${g(id)}/client-seed`, { token, body: { client_seed: clientSeed }, idempotent: true }),
-  roll: (id, token, hold) => request("POST", `${g(id)}/roll`, { token, body: { hold }, idempotent: true }),
-  score: (id, token, category) => request("POST", `${g(id)}/score`, { token, body: { category }, idempotent: true }),
-  abandon: (id, token) => request("POST", `${g(id)}/abandon`, { token, body: {}, idempotent: true }),
+  // the moves; `signed`: what a version 3 seat adds (SPEC §5.7: player_key, player_signature, event_count)
+  clientSeed: (id, token, clientSeed, signed = {}) => move(id, token, "client-seed", { client_seed: clientSeed, ...signed }),
+  roll: (id, token, hold, signed = {}) => move(id, token, "roll", { hold, ...signed }),
+  score: (id, token, category, signed = {}) => move(id, token, "score", { category, ...signed }),
+  abandon: (id, token, signed = {}) => move(id, token, "abandon", { ...signed }),
+  /** any move: `route` client-seed (a seed, a commitment or a reveal), roll, score or abandon */
+  move: (id, token, route, body) => move(id, token, route, body),
 };
+
+function move(id, token, route, body) {
+  return request("POST", `${g(id)}/${route}`, { token, body, idempotent: true });
+}

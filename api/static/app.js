@@ -5,21 +5,29 @@
 //   lobby.js     drawing the lobby                                   report.js  drawing a verification
 //   verification.js  receipts and checking logs (verify.js)          dialogs.js rules, how it works, yes/no
 //   problems.js  the server's refusals in words
+//   player.js    this browser's seats: keys, seeds, signed commands   history.js the history shown, hashed here
+//   signing.js   Ed25519 keys and what a player signs (SPEC §5.7)     watch.js   hearing of other players' moves
+//   friends.js   seats of friends, invite and spectator links
 // Importing this module does nothing; `new App().boot()` starts the page.
 
 import { api, ApiProblem } from "./api.js";
-import { store } from "./store.js";
+import { seatsOf, store } from "./store.js";
 import { chooseLanguage, translator } from "./i18n.js";
 import { $, $$, applyTexts, h } from "./dom.js";
 import { boxLabel, mergeRules, rulesName } from "./rules.js";
-import { applyEvent, blankView, canHold, isTurnOf, MAX_ROLLS, newEvents, outcomeOf, viewOf } from "./state.js";
+import { applyEvent, canHold, isOver, isTurnOf, MAX_ROLLS, outcomeOf, viewOf } from "./state.js";
 import { botName, makeDice, renderBoard, renderBoxes, renderControls, renderDice, renderMoves, seatLabel, speaker } from "./board.js";
 import { lobbyChoices, renderChoices, renderRecords } from "./lobby.js";
 import { renderNotLog, renderReport } from "./report.js";
-import { check, fileBytes, gameIdOf, makeReceipt } from "./verification.js";
+import { checkedHeader, checkSeats, fileBytes, gameIdOf } from "./verification.js";
 import { problemText } from "./problems.js";
 import { askConfirm, renderHow, renderRules } from "./dialogs.js";
 import { clientSeedValid, parseStrictJSON, seatNameValid } from "./verify.js";
+import { AnswerRefused, ShownHistory } from "./history.js";
+import { abandonCommand, awaitedSeats, heldSeats, prepareSeat, rollCommand, scoreCommand, seedCommand, seedStep,
+  sendCommand } from "./player.js";
+import { defaultRows, parseLink, renderInvitation, renderSeatEditor, renderTable, seatsToCreate } from "./friends.js";
+import { watchGame } from "./watch.js";
 
 const SPEEDS = { normal: { step: 650, tumble: 420 }, quick: { step: 140, tumble: 90 }, off: { step: 0, tumble: 0 } };
 const DEFAULT_ENGINE_WAIT = 15; // seconds, when a warming-up answer names no Retry-After
@@ -56,8 +64,12 @@ export class App {
     this.bots = null; // [{id, level, description}] from the server, null when unknown
     this.trustedKeys = [];
     this.hintRoute = null; // true / false / null (unknown)
-    this.session = null; // the game this browser plays: {game_id, token, seat, rules, opponent, created, receipt?}
+    this.session = null; // the game this browser plays or watches: its entry in store.js (seats, keys, receipts)
     this.created = null; // the POST /v1/games answer while the client seed is not sent
+    this.header = null; // the game's signed header, checked against the server's keys
+    this.shown = null; // the history shown, hashed by this page (history.js): every answer is held to it
+    this.halted = null; // the AnswerRefused that stopped this game: nothing more is sent or signed
+    this.watcher = null; // watching for other players' moves (watch.js)
     this.view = null; // the board (state.js): the server's last answer, or a step of playing one out
     this.ui = { held: new Set(), busy: false, animating: false, hint: null, highlight: null };
     this.verified = null; // {report, names, rules} of the finished game, kept to redraw in another language
@@ -75,6 +87,12 @@ export class App {
     if (bots.status === "fulfilled") this.bots = bots.value.bots || [];
     if (keys.status === "fulfilled") this.trustedKeys = (keys.value.keys || []).map((k) => k.public_key);
     if (rules.status === "rejected") this.toast(this.t.t("toast.offline"));
+    const link = parseLink(location.hash);
+    if (link) {
+      window.history.replaceState(null, "", location.pathname + location.search); // a seat's token leaves the address bar
+      await this.openLink(link);
+      if (document.body.dataset.screen !== "loading") return;
+    }
     const current = store.current();
     if (current) {
       await this.openGame(current);
@@ -99,6 +117,7 @@ export class App {
     if (document.body.dataset.screen === "lobby") this.renderLobby(true);
     if (this.ui.hint && this.ui.hint.preparing) this.ui.hint = { preparing: true, text: t.t("hint.preparing") };
     if (this.view && document.body.dataset.screen === "game") this.render();
+    if (this.halted) this.showHalt();
     if (this.view && this.view.final) this.renderResult(this.view);
     if (this.verified) this.showReport(this.verified);
     if (this.waiting) this.showPreparing();
@@ -133,11 +152,16 @@ export class App {
 
   showLobby() {
     this.stopHintWait();
+    this.stopWatch();
     store.clearCurrent();
     this.session = null;
     this.view = null;
     this.verified = null;
     this.created = null;
+    this.header = null;
+    this.shown = null;
+    this.halted = null;
+    $("#halted").hidden = true;
     this.show("lobby");
     this.renderLobby();
     this.resetLobby();
@@ -151,8 +175,22 @@ export class App {
     $("#player-name").value = store.prefs().name || "";
     $("#speed").value = store.prefs().speed || "normal";
     if (!$("#client-seed").value) $("#client-seed").value = randomSeed();
+    this.renderSeatEditor(keep ? lobbyChoices().rows : saved.rows);
+    if (this.session && this.header && !$("#lobby-table").hidden) this.renderTable($("#lobby-table"));
+    if (this.session && this.header && this.session.guest && !$("#join-card").hidden) this.renderInvitation();
     this.syncLobby();
     this.renderRecords();
+  }
+
+  /** The seats after the player's own, for "a friend" and "friends and bots" (`rows`: kept ones, else a start). */
+  renderSeatEditor(rows) {
+    const mode = $("input[name=opponent]:checked")?.value;
+    $("#friends-field").hidden = !["friend", "friends"].includes(mode);
+    if ($("#friends-field").hidden) return;
+    const bots = this.bots ? this.bots.map((b) => b.id) : ["greedy", "ev"];
+    const fits = rows && rows.length && (mode === "friends" || (rows.length === 1 && !rows[0].kind.startsWith("bot:")));
+    renderSeatEditor({ t: this.t, mode, bots, me: this.playerName(), rows: fits ? rows : defaultRows(mode, bots),
+      onChange: (next) => { this.renderSeatEditor(next); store.setLobby(lobbyChoices()); } });
   }
 
   renderRecords() {
@@ -161,9 +199,13 @@ export class App {
   }
 
   syncLobby() {
-    const solo = $("input[name=opponent]:checked")?.value === "solo";
+    const mode = $("input[name=opponent]:checked")?.value;
+    const solo = mode === "solo";
     $("#first-field").disabled = solo || !!this.created;
     $("#first-field").classList.toggle("muted", solo);
+    // who else may go first: the bot, the friend; among several seats, the player or a roll-off
+    $("#first-other").hidden = mode === "friends";
+    $("#first-other-text").textContent = this.t.t(mode === "friend" ? "lobby.first.friend" : "lobby.first.bot");
     const ok = clientSeedValid($("#client-seed").value);
     $("#seed-error").hidden = ok;
     $("#client-seed").setAttribute("aria-invalid", ok ? "false" : "true");
@@ -183,18 +225,27 @@ export class App {
     if (!seatNameValid(name)) return this.toast(this.t.t("problem.invalid_seats"));
     store.setPrefs({ name: ($("#player-name").value || "").trim() });
     store.setLobby(c);
-    const seats = [{ type: "human", name }];
-    if (c.opponent !== "solo") seats.push({ type: "bot", bot: c.opponent });
-    const first = c.opponent === "solo" ? 0 : c.first === "me" ? 0 : c.first === "bot" ? 1 : "random";
+    const plan = this.seatsFor(c, name);
+    if (!plan.seats.every((seat) => seat.type !== "human" || seatNameValid(seat.name))) return this.toast(this.t.t("problem.invalid_seats"));
+    const first = c.opponent === "solo" ? 0 : c.first === "me" ? 0 : c.first === "bot" && c.opponent !== "friends" ? 1 : "random";
     this.setBusy(true);
     try {
-      this.onCreated(await api.create({ rules: c.rules, seats, first }), c);
+      this.onCreated(await api.create({ rules: c.rules, seats: plan.seats, first }), c, plan);
     } catch (err) {
       if (err instanceof ApiProblem && err.code === "engine_warming_up") this.waitForEngine(err.retryAfter);
       else this.toastProblem(err);
     } finally {
       this.setBusy(false);
     }
+  }
+
+  /** The seats to create ({seats, here, invites}: friends.js seatsToCreate): the player and a bot, the player
+   * alone, or the player with the friends and bots of the seat editor. */
+  seatsFor(choices, name) {
+    if (["friend", "friends"].includes(choices.opponent)) return seatsToCreate(this.t, name, choices.rows);
+    const seats = [{ type: "human", name }];
+    if (choices.opponent !== "solo") seats.push({ type: "bot", bot: choices.opponent });
+    return { seats, here: [0], invites: [] };
   }
 
   /** The optimal bot's tables are being built: say so, and ask again when the server said to. */
@@ -232,15 +283,34 @@ export class App {
     if (was && reset) this.resetLobby();
   }
 
-  onCreated(created, choices) {
+  onCreated(created, choices, plan) {
     this.stopWaiting(false);
-    const token = created.tokens.find((x) => x.seat === 0) || created.tokens[0];
+    const tokens = new Map(created.tokens.map((x) => [x.seat, x.token]));
     this.created = created;
-    this.session = { game_id: created.game_id, token: token.token, seat: 0, rules: choices.rules, opponent: choices.opponent,
-      created: Date.now(), commitment: created.commitment, seed_draft: $("#client-seed").value };
-    store.setCurrent(this.session);
-    store.remember(this.session);
+    this.header = created.header;
+    this.session = { game_id: created.game_id, seat: 0, rules: choices.rules, opponent: choices.opponent,
+      names: this.otherNames(plan.seats, plan.here), created: Date.now(), commitment: created.commitment,
+      version: created.version, seats: Object.fromEntries(plan.here.map((seat) => [seat, { token: tokens.get(seat) }])),
+      invites: plan.invites.map((seat) => ({ seat, token: tokens.get(seat) })), seed_draft: $("#client-seed").value };
+    this.save();
     this.showCommitment(created);
+    if (plan.invites.length || plan.here.length > 1) this.renderTable($("#lobby-table"));
+  }
+
+  /** The names of the seats this browser does not play, as the recent games list shows them. */
+  otherNames(seats, here) {
+    return seats.map((s, i) => (here.includes(i) ? null : s.type === "bot" ? this.t.t("seat.label", { who: "bot", name: botName(this.t, s.bot.id || s.bot) }) : s.name))
+      .filter(Boolean);
+  }
+
+  /** Keep the game as it stands (its seats' keys and receipts included), to come back to it. */
+  save() {
+    if (this.session) store.keep(this.session);
+  }
+
+  /** The seats of this game that this browser plays, in seat order (none for a spectator). */
+  held() {
+    return this.session ? heldSeats(this.session.seats || {}) : [];
   }
 
   showCommitment(created) {
@@ -251,6 +321,7 @@ export class App {
     $("#commit-key").textContent = created.key_id;
     $("#create-btn").hidden = true;
     $("#start-btn").hidden = false;
+    this.labelStart(this.session && this.session.guest ? "join.start" : "lobby.start");
     $("#cancel-btn").hidden = false;
     this.syncLobby();
     $("#commit-card").scrollIntoView({ block: "nearest" });
@@ -260,11 +331,16 @@ export class App {
   resetLobby() {
     this.created = null;
     $("#lobby-form").classList.remove("committed");
+    $("#lobby-form").classList.remove("joining");
     for (const el of $$("#lobby-form fieldset.setup")) el.disabled = false;
     $("#commit-card").hidden = true;
+    $("#lobby-table").hidden = true;
+    $("#lobby-table").replaceChildren();
+    $("#join-card").hidden = true;
     $("#preparing").hidden = !this.waiting;
     $("#create-btn").hidden = false;
     $("#start-btn").hidden = true;
+    this.labelStart("lobby.start");
     $("#cancel-btn").hidden = !this.waiting;
     $("#client-seed").value = randomSeed();
     $("#client-seed").readOnly = false;
@@ -272,71 +348,134 @@ export class App {
     this.syncLobby();
   }
 
-  /** The signed header to keep in the receipt: from the creation answer, or from the log so far. */
+  /** "Start" for the player who created the game, "Join" for a friend (kept across a change of language). */
+  labelStart(key) {
+    $("#start-btn").dataset.i18n = key;
+    $("#start-btn").textContent = this.t.t(key);
+  }
+
+  /** The signed header of the game ({header, commitment_signature}): from the creation answer, a receipt this
+   * browser kept, or the log so far; checked by the caller (checkedHeader). */
   async signedHeader() {
-    if (this.created && this.created.header) return this.created;
+    if (this.created && this.created.header && this.created.game_id === this.session.game_id) return this.created;
+    const kept = Object.values(this.session.seats || {}).find((k) => k.receipt && k.receipt.header);
+    if (kept) return kept.receipt;
     return parseStrictJSON(await api.logText(this.session.game_id));
   }
 
-  async sendSeed() {
-    // once a seed has been sent for this game (its receipt kept), only that very seed is ever sent again: a
-    // server that refuses seeds until one suits it gets the same one each time (SPEC §4.3)
-    const seed = this.session && this.session.receipt ? this.session.receipt.client_seed : $("#client-seed").value;
-    if (!clientSeedValid(seed) || this.ui.busy) return;
+  /**
+   * "Start" (or "Join"): every seat this browser plays gets its key, its seed (the one on the form for the first
+   * seat; a seat of a friend passing this device a random one of its own) and its receipt, all kept before
+   * anything goes out; then each sends its seed, or its commitment in a game of several humans. Once a seat's
+   * seed is prepared, only that very seed is ever sent again: a server that refuses seeds until one suits it
+   * gets the same one each time (SPEC §4.3).
+   */
+  async startGame() {
+    const s = this.session;
+    const held = this.held();
+    if (!s || !held.length || this.ui.busy) return;
+    const first = s.seats[held[0]];
+    const draft = first.receipt ? first.receipt.client_seed : $("#client-seed").value;
+    if (!clientSeedValid(draft)) return;
     this.setBusy(true);
     try {
-      const s = this.session;
-      s.receipt = await makeReceipt({ signed: await this.signedHeader(), gameId: s.game_id, seat: s.seat,
-        commitment: s.commitment, trustedKeys: this.trustedKeys, seed });
-      store.setCurrent(s); // kept before the seed goes out: a reload resends this very seed
-      store.update(s.game_id, { receipt: s.receipt });
+      const signed = await this.signedHeader();
+      for (const seat of held) {
+        const seed = seat === held[0] ? draft : randomSeed();
+        s.seats[seat] = await prepareSeat(s.seats[seat], { signed, gameId: s.game_id, seat, commitment: s.commitment,
+          trustedKeys: this.trustedKeys, seed, version: s.version, header: signed.header });
+      }
+      this.save(); // kept before anything goes out: a reload resends these very seeds, with these keys
       $("#client-seed").readOnly = true;
       $("#new-seed").disabled = true;
-      const st = await api.clientSeed(s.game_id, s.token, seed);
-      s.client_seed = seed;
-      store.setCurrent(s);
-      this.resetLobby();
-      this.enterGame(blankView(st));
-      await this.applyAnswer(st);
+      if (!this.shown) await this.loadGame();
+      await this.advanceSeeds();
+      this.syncWatch();
     } catch (err) {
-      this.toastProblem(err);
+      if (err instanceof AnswerRefused) this.halt(err);
+      else this.toastProblem(err);
     } finally {
       this.setBusy(false);
     }
   }
 
+  /**
+   * Send what this browser's seats owe before play, as far as the game allows now: a seed, or in a game of
+   * several humans a commitment, then (once every human has committed) the reveal. The first answer takes the
+   * player from the lobby to the table, where the others are waited for.
+   */
+  async advanceSeeds() {
+    const s = this.session;
+    for (let sends = 0; sends < 2 * this.held().length; sends++) { // (a commitment and a reveal per seat at most)
+      const seat = this.held().find((x) => s.seats[x].receipt && seedStep(this.shown.events, this.header, s.version, x));
+      if (seat === undefined || this.halted) return;
+      const step = seedStep(this.shown.events, this.header, s.version, seat);
+      const answer = await this.send(seat, seedCommand(step, seat, s.seats[seat]));
+      if ($("#game").hidden) {
+        this.resetLobby();
+        this.enterGame(this.view);
+      }
+      await this.applyAnswer(answer);
+    }
+  }
+
+  /** Send a command of `seat` (player.js): signed over the history shown, signed again if that moved on. */
+  send(seat, command) {
+    return sendCommand({ history: this.shown, seats: this.session.seats, seat, command, catchUp: () => this.catchUp() });
+  }
+
   async cancel() {
     if (this.waiting) return this.stopWaiting();
     if (!this.session) return this.resetLobby();
+    if (this.session.guest) return this.leaveInvitation();
+    const seat = this.held()[0];
     try {
-      await api.abandon(this.session.game_id, this.session.token);
+      if (seat !== undefined && this.shown) await this.send(seat, abandonCommand(seat));
+      else if (seat !== undefined) await api.abandon(this.session.game_id, this.session.seats[seat].token);
     } catch {
       // nothing was played; forgetting it here is enough
     }
     store.update(this.session.game_id, { result: { outcome: "cancelled" } });
     store.clearCurrent();
     this.session = null;
+    this.shown = null;
+    this.header = null;
     this.resetLobby();
     this.renderRecords();
   }
 
   // ---------------------------------------------------------------- the game: loading and drawing
 
+  /** Open a game this browser plays (or watches): resume it where it stands, or go back to the step before its
+   * seeds went out. `entry`: as kept in store.js. */
   async openGame(entry) {
     this.setBusy(true);
     try {
-      const st = await api.state(entry.game_id);
-      this.session = { ...entry };
-      if (st.status === "awaiting_client_seed") return this.resumeCommitted(entry, st);
-      store.setCurrent(this.session); // until "New game": a reload shows this game again
-      this.enterGame(viewOf(st));
+      this.session = { ...entry, seats: seatsOf(entry) };
+      delete this.session.token; // (an older page's single seat: now in `seats`)
+      delete this.session.receipt;
+      const st = await this.loadGame();
+      if (this.seatTaken()) return this.openGame({ ...this.session, seats: {}, spectator: true, seat: null });
+      // before play, back to the seed step while a seat of this browser has nothing out yet (or no seed chosen)
+      const s = this.session;
+      const sent = this.held().some((seat) => this.shown.events.some((e) => e.seat === seat));
+      const unprepared = this.held().some((seat) => !s.seats[seat].receipt);
+      if (st.status === "awaiting_client_seed" && !s.spectator && (!sent || unprepared)) return this.resumeCommitted(s, st);
+      this.save(); // until "New game": a reload shows this game again
+      this.enterGame(this.view);
       if (st.final) await this.finishGame(this.view);
+      else {
+        await this.advanceSeeds();
+        this.syncWatch();
+      }
     } catch (err) {
       if (err instanceof ApiProblem && err.status === 404) {
         this.toast(this.t.t("toast.gone"));
         store.update(entry.game_id, { result: { outcome: "gone" } });
         if (store.current()?.game_id === entry.game_id) store.clearCurrent();
         this.showLobby();
+      } else if (err instanceof AnswerRefused) {
+        this.halt(err);
       } else {
         this.toastProblem(err);
         if (!this.view) this.showLobby();
@@ -346,22 +485,102 @@ export class App {
     }
   }
 
-  /** A game created but whose seed was not sent yet: back to that step of the lobby. */
+  /**
+   * The game as it stands: its header checked against the server's keys, the history so far taken in by this
+   * page's own hash chain and held to the server's receipt of it (this.header, this.shown, this.view). Nothing
+   * is drawn. Resolves to the server's state.
+   */
+  async loadGame() {
+    const s = this.session;
+    const st = await api.state(s.game_id);
+    s.rules = s.rules || st.rules;
+    s.version = s.version || st.version;
+    s.commitment = s.commitment || st.commitment;
+    this.header = await checkedHeader({ signed: await this.signedHeader(), gameId: s.game_id, commitment: s.commitment,
+      trustedKeys: this.trustedKeys });
+    if (!s.names) s.names = this.otherNames(this.header.seats, this.held());
+    this.shown = await ShownHistory.start(this.header);
+    await this.shown.accept(st);
+    this.view = { ...viewOf(st), events: [...this.shown.events] };
+    return st;
+  }
+
+  /** A seat of this browser (opened from its link) whose key the server already has from another device: this
+   * browser cannot sign for it, so it watches. */
+  seatTaken() {
+    const s = this.session;
+    const taken = this.held().filter((seat) => !s.seats[seat].key && this.view.seats[seat] && this.view.seats[seat].player_key);
+    if (!taken.length) return false;
+    this.toast(this.t.t("join.taken"), "info");
+    return true;
+  }
+
+  /** A game created (or an invitation opened) but whose seeds were not sent yet: back to that step of the lobby. */
   resumeCommitted(entry, st) {
-    store.setCurrent(this.session);
+    this.save();
     this.show("lobby");
     this.renderLobby();
     const pick = (name, value) => { const el = $(`input[name=${name}][value="${value}"]`); if (el) el.checked = true; };
     pick("rules", entry.rules);
-    pick("opponent", entry.opponent);
+    pick("opponent", entry.guest ? "friend" : entry.opponent);
     this.created = { commitment: st.commitment, key_id: st.key_id };
     if (entry.seed_draft) $("#client-seed").value = entry.seed_draft;
-    if (entry.receipt) { // sent before, refused or unanswered: it is resent unchanged, not edited
-      $("#client-seed").value = entry.receipt.client_seed;
+    const first = entry.seats[this.held()[0]];
+    if (first && first.receipt) { // sent before, refused or unanswered: it is resent unchanged, not edited
+      $("#client-seed").value = first.receipt.client_seed;
       $("#client-seed").readOnly = true;
       $("#new-seed").disabled = true;
     }
     this.showCommitment(this.created);
+    if (entry.guest) {
+      $("#lobby-form").classList.add("joining");
+      this.renderInvitation();
+    }
+    if ((entry.invites || []).length || this.held().length > 1) this.renderTable($("#lobby-table"));
+  }
+
+  /** A friend who opened an invite link and does not join: the game is left as it is (an abandon would end it
+   * for everyone), and forgotten here. */
+  leaveInvitation() {
+    store.update(this.session.game_id, { result: { outcome: "cancelled" } });
+    this.showLobby();
+  }
+
+  /** What a friend who opened an invite link sees: the game, its seats and their own (friends.js). */
+  renderInvitation() {
+    renderInvitation({ t: this.t, box: $("#join-card"), rules: this.rules, header: this.header, seat: this.held()[0],
+      onRules: () => this.openRules(this.header.rules) });
+  }
+
+  /** The seats of the game, who has joined, and the links to share (friends.js); in the lobby or at the table. */
+  renderTable(box) {
+    const s = this.session;
+    const events = this.shown ? this.shown.events : [];
+    renderTable({ t: this.t, box, gameId: s.game_id, header: this.header, here: this.held(), invites: s.invites,
+      joined: (seat) => events.some((e) => e.seat === seat && (e.type === "client_seed_commit" || e.type === "client_seed")),
+      onCopy: (url, name) => this.copyLink(url, name) });
+  }
+
+  async copyLink(url, name) {
+    try {
+      await navigator.clipboard.writeText(url);
+      this.toast(name ? this.t.t("table.copied", { name }) : this.t.t("table.copiedWatch"), "info");
+    } catch {
+      this.toast(this.t.t("table.copyFailed"), "info");
+    }
+  }
+
+  /** An invite link (its seat joins this browser) or a spectator link, from the page's address. */
+  async openLink(link) {
+    if (link.watch) return this.openGame({ game_id: link.watch, seat: null, seats: {}, spectator: true, created: Date.now() });
+    const { game_id: gameId, seat, token } = link.join;
+    const kept = store.entry(gameId);
+    const seats = seatsOf(kept);
+    if (kept && seats[seat] && seats[seat].token === token) return this.openGame(kept); // back from the link: its key is here
+    const entry = kept && !kept.spectator
+      ? { ...kept, seats: { ...seats, [seat]: { token } } }
+      : { game_id: gameId, seat, seats: { [seat]: { token } }, guest: true, opponent: "friend", created: Date.now() };
+    return this.openGame(entry);
   }
 
   enterGame(view) {
@@ -382,8 +601,24 @@ export class App {
   ctx() {
     const rules = this.rules[this.view.rules] || { id: this.view.rules, upper_bonus: 0, yahtzee_bonus: 0, upper_threshold: 63,
       categories: Object.keys(this.view.seats[0].card).map((id) => ({ id, section: "lower" })) };
-    return { t: this.t, rules, seat: this.session ? this.session.seat : 0, view: this.view, ...this.ui,
-      hintRoute: this.hintRoute, touch: matchMedia("(pointer: coarse)").matches };
+    const seat = this.viewSeat();
+    const held = this.held();
+    const awaiting = this.view.status === "awaiting_client_seed" && this.header && this.shown
+      ? awaitedSeats(this.shown.events, this.header, this.session.version).filter((x) => !held.includes(x)).map((x) => this.view.seats[x].name)
+      : [];
+    return { t: this.t, rules, seat, view: this.view, ...this.ui, hintRoute: this.hintRoute,
+      touch: matchMedia("(pointer: coarse)").matches, plays: held.includes(seat) && !this.halted,
+      named: held.length !== 1, awaiting };
+  }
+
+  /** The seat whose boxes the board shows: the one to move when this browser plays it (several friends may pass
+   * one device), else this browser's first seat; a spectator follows the seat to move. */
+  viewSeat() {
+    const held = this.held();
+    const current = this.view && this.view.status === "playing" ? this.view.current_seat : null;
+    if (current !== null && current !== undefined && (held.includes(current) || !held.length)) return current;
+    if (held.length) return held.includes(this.session.seat) ? this.session.seat : held[0];
+    return 0;
   }
 
   els() {
@@ -395,8 +630,28 @@ export class App {
 
   render() {
     if (!this.view) return;
-    renderBoard(this.ctx(), this.els(), (id) => this.pick(id));
+    const ctx = this.ctx();
+    renderBoard(ctx, this.els(), (id) => this.pick(id));
     $("#keys-help").textContent = this.t.t("game.keys");
+    const watching = !this.held().length;
+    $("#game-watching").hidden = !watching;
+    // a seat abandons before play, or on its own turn (SPEC §4.3): not while another player is to move
+    const othersTurn = this.view.status === "playing" && !this.held().includes(this.view.current_seat);
+    if (watching || this.halted || othersTurn) $("#abandon-btn").hidden = true;
+    $("#roll-btn").hidden = watching;
+    this.renderTablePanel();
+  }
+
+  /** At the table before play: who has joined, who is awaited, and the links to share. */
+  renderTablePanel() {
+    const box = $("#table-panel");
+    const waiting = this.view.status === "awaiting_client_seed" && !!this.header;
+    if (!waiting) {
+      box.hidden = true;
+      box.replaceChildren();
+      return;
+    }
+    this.renderTable(box);
   }
 
   renderPlayControls() {
@@ -425,12 +680,14 @@ export class App {
 
   // ---------------------------------------------------------------- playing
 
+  /** Whether a seat of this browser is to move now (and the game goes on). */
   mine() {
-    return isTurnOf(this.view, this.session ? this.session.seat : 0) && !this.ui.animating;
+    const seat = this.viewSeat();
+    return !this.halted && this.held().includes(seat) && isTurnOf(this.view, seat) && !this.ui.animating;
   }
 
   toggleHold(i) {
-    if (!this.mine() || this.ui.busy || !canHold(this.view, this.session.seat)) return;
+    if (!this.mine() || this.ui.busy || !canHold(this.view, this.viewSeat())) return;
     if (this.ui.held.has(i)) this.ui.held.delete(i);
     else this.ui.held.add(i);
     renderDice(this.ctx(), $("#dice"));
@@ -439,11 +696,11 @@ export class App {
   async doRoll() {
     const v = this.view;
     if (!this.mine() || this.ui.busy || v.rolls_left <= 0) return;
-    const hold = v.rolls_made === 0 ? [] : [...this.ui.held].sort();
+    const hold = v.rolls_made === 0 ? [] : [...this.ui.held].sort((a, b) => a - b);
     this.stopHintWait();
     this.ui.hint = null;
     this.ui.highlight = null;
-    await this.move(() => api.roll(this.session.game_id, this.session.token, hold));
+    await this.move(() => rollCommand(this.shown.events, this.viewSeat(), hold));
   }
 
   pick(category) {
@@ -466,15 +723,16 @@ export class App {
     if (!this.mine() || this.ui.busy) return;
     this.stopHintWait();
     this.ui.hint = null;
-    await this.move(() => api.score(this.session.game_id, this.session.token, category));
+    await this.move(() => scoreCommand(this.shown.events, this.viewSeat(), category));
   }
 
   /**
-   * Send one move and show its answer. First the board is checked against the server: a move made on an
-   * outdated board (the game moved on in another tab or device) is not sent, and the board catches up.
-   * A refused or lost move says why and reloads the game as stored.
+   * Send one move (`command()`: the command of the seat to move, player.js) and show its answer. First the
+   * board is checked against the server: a move made on an outdated board (the game moved on in another tab or
+   * device) is not sent, and the board catches up. A refused or lost move says why and reloads the game as
+   * stored; an answer that does not match what the server signed stops the game (halt).
    */
-  async move(send) {
+  async move(command) {
     this.setBusy(true);
     try {
       if (!(await this.boardIsCurrent())) {
@@ -482,8 +740,11 @@ export class App {
         await this.catchUp();
         return;
       }
-      await this.applyAnswer(await send());
+      const c = command();
+      await this.applyAnswer(await this.send(c.seat, c));
+      this.syncWatch();
     } catch (err) {
+      if (err instanceof AnswerRefused) return this.halt(err);
       this.toastProblem(err);
       await this.reload();
     } finally {
@@ -493,63 +754,147 @@ export class App {
 
   /** Whether the server's game has exactly the events this board has shown (a cheap request: no events). */
   async boardIsCurrent() {
-    const st = await api.state(this.session.game_id, this.view.events.length, 0);
-    return st.event_count === this.view.events.length;
+    const st = await api.state(this.session.game_id, this.shown.count, 0);
+    return st.event_count === this.shown.count;
   }
 
   /** Play out the events this board has not seen (made elsewhere), then show the game as it is. */
   async catchUp() {
     if (!this.session || !this.view) return;
-    const st = await api.state(this.session.game_id, this.view.events.length);
+    const st = await api.state(this.session.game_id, this.shown.count);
     this.ui.held.clear();
     await this.applyAnswer(st);
   }
 
-  /** The game as stored, drawn at once (after a refusal or a lost answer). */
+  /** The game as stored, drawn at once (after a refusal or a lost answer); its events held to this page's
+   * history like any answer. */
   async reload() {
-    if (!this.session) return;
+    if (!this.session || !this.shown) return;
     try {
-      this.view = viewOf(await api.state(this.session.game_id));
+      const st = await api.state(this.session.game_id);
+      await this.shown.accept(st);
+      this.keepMoveReceipt(st);
+      this.view = { ...viewOf(st), events: [...this.shown.events] };
       this.ui.held.clear();
       this.render();
       if (this.view.final) await this.finishGame(this.view);
-    } catch {
-      // keep what is shown
+      else this.syncWatch();
+    } catch (err) {
+      if (err instanceof AnswerRefused) this.halt(err);
+      // otherwise keep what is shown
     }
   }
 
   /** Another tab of this browser moved in this game, or this tab comes back into view: catch up. */
   async onElsewhere(gameId, eventCount) {
-    if (!this.session || !this.view || gameId !== this.session.game_id || this.ui.busy || this.ui.animating) return;
-    if (eventCount !== undefined && eventCount === this.view.events.length) return;
+    if (!this.session || !this.view || !this.shown || gameId !== this.session.game_id || this.ui.busy || this.ui.animating
+        || this.halted) return;
+    if (eventCount !== undefined && eventCount === this.shown.count) return;
     this.setBusy(true);
     try {
       if (!(await this.boardIsCurrent())) await this.catchUp();
-    } catch {
-      // the next move checks again
+      this.syncWatch();
+    } catch (err) {
+      if (err instanceof AnswerRefused) this.halt(err);
+      // otherwise the next move checks again
     } finally {
       this.setBusy(false);
     }
   }
 
-  /** A command's answer: play out its events on the board, then show the new state. */
+  /**
+   * An answer of the server (a move's, or the game as it stands): its events are taken into this page's own
+   * history and its move receipt held to it (history.js; AnswerRefused when it does not match), then played
+   * out on the board, then the new state is shown.
+   */
   async applyAnswer(answer) {
+    let events;
+    try {
+      events = await this.shown.accept(answer);
+    } catch (err) {
+      if (!(err instanceof AnswerRefused && err.reason === "gap")) throw err;
+      answer = await api.state(this.session.game_id, this.shown.count); // the board missed events: fetch them too
+      events = await this.shown.accept(answer);
+    }
     this.keepMoveReceipt(answer);
-    const events = newEvents(this.view, answer);
-    if (events === null) return this.reload(); // the board missed events: show the game as it is now
     this.ui.animating = true;
     try {
       await this.playEvents(events);
     } finally {
       this.ui.animating = false;
     }
-    this.view = viewOf(answer, this.view.events);
-    const seat = this.session.seat;
-    if (!canHold(this.view, seat)) this.ui.held.clear(); // nothing is held after the last roll or on a new turn
+    this.view = { ...viewOf(answer, this.view.events), events: [...this.shown.events] };
+    if (!canHold(this.view, this.viewSeat())) this.ui.held.clear(); // nothing is held after the last roll or on a new turn
     this.render();
     this.settleFocus();
     if (events.length) store.moved(this.session.game_id, this.view.event_count);
     if (this.view.final) await this.finishGame(this.view);
+  }
+
+  // ---------------------------------------------------------------- other players: watching, and a refused answer
+
+  /** Watch for other players' moves while the game waits for one of them (or for a spectator, all along). */
+  syncWatch() {
+    const v = this.view;
+    const held = this.held();
+    const waits = !!v && !!this.shown && !this.halted && !v.final && !isOver(v)
+      && (v.status === "awaiting_client_seed" || !held.includes(v.current_seat));
+    if (!waits) return this.stopWatch();
+    const gameId = this.session.game_id;
+    if (this.watcher && this.watcher.gameId === gameId) return;
+    this.stopWatch();
+    this.watcher = { gameId, ...watchGame(gameId, { since: () => this.shown.count, onMoves: (state) => this.onMoves(gameId, state) }) };
+  }
+
+  stopWatch() {
+    if (this.watcher) this.watcher.stop();
+    this.watcher = null;
+  }
+
+  /** Another player moved: show it, send what is due now (a reveal, once every friend has committed). */
+  async onMoves(gameId, state) {
+    if (!this.session || this.session.game_id !== gameId || this.ui.busy || this.ui.animating || this.halted) return;
+    this.setBusy(true);
+    try {
+      await this.applyAnswer(state);
+      if (!this.view.final) await this.advanceSeeds();
+    } catch (err) {
+      if (err instanceof AnswerRefused) this.halt(err);
+      else this.toastProblem(err);
+    } finally {
+      this.setBusy(false);
+    }
+    this.syncWatch();
+  }
+
+  /** The server's answer does not match what it signed (or signs a move of this browser's seats it did not
+   * make): the game stops here, nothing more is sent or signed, and the player is told why. */
+  halt(err) {
+    this.halted = err;
+    this.stopWatch();
+    this.stopHintWait();
+    if (!this.view) {
+      this.showLobby();
+      this.toast(this.haltText());
+      return;
+    }
+    if ($("#game").hidden) {
+      this.resetLobby();
+      this.enterGame(this.view);
+    }
+    this.showHalt();
+    this.render();
+  }
+
+  haltText() {
+    const d = this.halted.detail || {};
+    return this.t.t("halt.text", { reason: this.halted.reason, event: d.event ?? d.n ?? "", n: d.n ?? "" });
+  }
+
+  showHalt() {
+    $("#halted").replaceChildren(h("h2", this.t.t("halt.title")), h("p", this.haltText()));
+    $("#halted").hidden = false;
+    $("#halted").scrollIntoView({ block: "nearest" });
   }
 
   async tumble(positions, ms) {
@@ -608,7 +953,7 @@ export class App {
 
   async playRoll(e) {
     const sp = this.speed();
-    const mine = e.seat === this.session.seat;
+    const mine = this.held().includes(e.seat);
     const ctx = () => this.ctx();
     const before = this.view.dice.length === 5 ? this.view.dice : [0, 0, 0, 0, 0];
     if (!mine) {
@@ -637,7 +982,7 @@ export class App {
 
   async playScore(e) {
     const sp = this.speed();
-    const mine = e.seat === this.session.seat;
+    const mine = this.held().includes(e.seat);
     const ctx = this.ctx();
     const extras = [e.yahtzee_bonus ? this.t.t("status.extraYahtzee", { bonus: e.yahtzee_bonus }) : "",
       e.upper_bonus ? this.t.t("status.extraUpper", { bonus: e.upper_bonus }) : ""].join("");
@@ -688,7 +1033,7 @@ export class App {
       return same;
     };
     try {
-      const doc = await api.hint(this.session.game_id, this.session.token);
+      const doc = await api.hint(this.session.game_id, (this.session.seats[this.viewSeat()] || {}).token);
       if (current()) this.ui.hint = describeHint(this.t, doc, this.view, this.ctx().rules);
     } catch (err) {
       if (!current()) return;
@@ -723,20 +1068,26 @@ export class App {
     if (!this.session || this.ui.busy || !this.view || this.view.status !== "playing") return;
     const t = this.t;
     const yes = await askConfirm(t.t("confirm.abandonTitle"), t.t("confirm.abandonText"), t.t("confirm.abandonOk"));
-    if (yes) await this.move(() => api.abandon(this.session.game_id, this.session.token));
+    if (yes) await this.move(() => abandonCommand(this.viewSeat()));
   }
 
   // ---------------------------------------------------------------- the end of the game
 
   async finishGame(view) {
-    const seat = this.session ? this.session.seat : 0;
+    this.stopWatch();
+    const seat = this.viewSeat();
     const result = outcomeOf(view.final, seat, view.seats.length);
+    const humans = view.seats.filter((x) => x.type === "human").length;
     let newBest = false;
-    if (this.session && view.final.status === "finished") {
+    // the records count a player's own games against bots (a game among friends is nobody's record here)
+    if (this.held().length && humans === 1 && view.final.status === "finished") {
       newBest = store.record(view.game_id, view.rules, { solo: result.outcome === "solo", won: result.outcome === "won",
         draw: result.outcome === "draw", score: result.score }).newBest;
     }
-    if (this.session) store.update(view.game_id, { result: { outcome: result.outcome, score: result.score } });
+    // (a spectator, or friends passing one device: no "won" or "lost" of this browser's own to remember)
+    const own = this.held().length === 1 ? { outcome: result.outcome, score: result.score }
+      : { outcome: result.outcome === "abandoned" ? "abandoned" : "over" };
+    if (this.session) store.update(view.game_id, { result: own });
     this.newBest = newBest && view.final.status === "finished";
     this.renderResult(view);
     $("#result").hidden = false;
@@ -757,6 +1108,8 @@ export class App {
     const seat = ctx.seat;
     const fin = view.final;
     const result = outcomeOf(fin, seat, view.seats.length);
+    // several players on this device, or none: the winner by name rather than "You win" or "You lose"
+    if (ctx.named && ["won", "lost"].includes(result.outcome)) result.outcome = "other";
     const winner = result.winner !== undefined ? speaker(ctx, result.winner) : null;
     const winnerName = !winner ? "" : winner.who === "bot" ? t.t("end.winnerBot", { name: winner.name }) : winner.name;
     $("#result-title").textContent = t.t("end.title", { outcome: result.outcome, score: result.score, winner: winnerName });
@@ -768,7 +1121,7 @@ export class App {
     if (abandon) { // who ended it: the server's abandon is named as such (SPEC §4.3)
       const server = abandon.reason === "timeout" ? "timeout" : "server";
       const by = abandon.seat === null ? (view.seats.some((s) => s.type === "human") ? server : "operator")
-        : abandon.seat === seat ? "me" : "other";
+        : abandon.seat === seat && !ctx.named ? "me" : "other";
       sub.push(t.t("end.abandonedBy", { by, name: abandon.seat === null ? "" : view.seats[abandon.seat].name }));
     }
     $("#result-sub").textContent = sub.join("\n");
@@ -781,63 +1134,64 @@ export class App {
         fin.totals.map((x) => h("td", t.number(x[p])))))));
   }
 
-  /** How to call seat `i` of a log: "You" for this browser's seat of its own game, a bot by its name. */
+  /** How to call seat `i` of a log: "You" for this browser's one seat of its own game, a bot by its name. */
   namesFor(log) {
     const seats = (log && log.header && log.header.seats) || [];
-    const mineId = this.session && this.session.game_id;
+    const mine = log && log.header && this.session && log.header.game_id === this.session.game_id ? this.held() : [];
     return (i) => {
       const s = seats[i];
-      if (log && log.header && log.header.game_id === mineId && i === this.session.seat) return this.t.t("seat.label", { who: "me" });
+      if (mine.length === 1 && i === mine[0]) return this.t.t("seat.label", { who: "me" });
       if (s && s.type === "bot" && s.bot) return this.t.t("seat.label", { who: "bot", name: botName(this.t, s.bot.id) });
       return s ? s.name : `#${i}`;
     };
   }
 
-  /** The receipt kept for this game (the game being played, or one of the recent games), or null. */
-  receiptFor(gameId) {
-    return this.kept(gameId, "receipt") || null;
+  /** The receipts kept for this game, one per seat this browser played (the game being played, or one of the
+   * recent games), in seat order. */
+  receiptsFor(gameId) {
+    const entry = this.session && this.session.game_id === gameId ? this.session : store.entry(gameId);
+    const seats = seatsOf(entry);
+    return heldSeats(seats).map((seat) => seats[seat].receipt).filter(Boolean);
   }
 
   /** The server's signed receipts of the moves of this game (SPEC §5.6), as kept from its answers. */
   moveReceiptsFor(gameId) {
-    return this.kept(gameId, "move_receipts") || [];
+    const entry = this.session && this.session.game_id === gameId ? this.session : store.entry(gameId);
+    return (entry && entry.move_receipts) || [];
   }
 
-  kept(gameId, what) {
-    if (this.session && this.session.game_id === gameId && this.session[what]) return this.session[what];
-    const entry = store.recent().find((g) => g.game_id === gameId);
-    return entry && entry[what];
-  }
-
-  /** Every answer to a move carries the server's signature over the history so far: kept, so that a final
-   * log that departs from any answer the player saw fails (`receipt.chain`). */
+  /** Every answer carries the server's signature over the history so far, checked by then (applyAnswer): kept,
+   * so that a final log that departs from any answer the player saw fails (`receipt.chain`). */
   keepMoveReceipt(answer) {
     const s = this.session;
     if (!s || !answer || !answer.receipt || answer.receipt.game_id !== s.game_id) return;
-    s.move_receipts = [...(s.move_receipts || []), answer.receipt];
-    store.setCurrent(s);
-    store.update(s.game_id, { move_receipts: s.move_receipts });
+    const kept = s.move_receipts || [];
+    if (kept.length && kept[kept.length - 1].events >= answer.receipt.events) return; // (nothing new since)
+    s.move_receipts = [...kept, answer.receipt];
+    this.save();
   }
 
+  /** The log held to every receipt this browser kept: once per seat it played (its seed receipt), with every
+   * move receipt; a spectator's against the server's keys and the move receipts of what it watched. */
   async runVerification(gameId) {
     const t = this.t;
     $("#verify-report").replaceChildren(h("p.muted", t.t("verify.checking")));
     $("#verify-summary").textContent = t.t("verify.pending");
+    $("#verify-seats").hidden = true;
     $("#fairness").dataset.verdict = "pending";
     try {
-      const receipt = this.receiptFor(gameId);
+      const receipts = this.receiptsFor(gameId);
       const moveReceipts = this.moveReceiptsFor(gameId);
-      const { report, notLog } = await check(await api.logText(gameId), { receipt, moveReceipts,
-        trustedKeys: this.trustedKeys });
-      if (notLog) throw new Error(t.t("verify.serverLogBroken"));
-      const log = report.document;
+      const results = await checkSeats(await api.logText(gameId), { receipts, moveReceipts, trustedKeys: this.trustedKeys });
+      if (results.some((r) => r.notLog)) throw new Error(t.t("verify.serverLogBroken"));
+      const log = results[0].report.document;
       this.log = log;
       $("#download-btn").disabled = false;
-      $("#receipt-btn").hidden = !receipt;
+      $("#receipt-btn").hidden = !receipts.length;
       $("#moves-btn").hidden = !moveReceipts.length;
-      $("#verify-cmd").textContent = ["fairdice-verify", receipt ? `--receipt ${receiptName(log)}` : "",
+      $("#verify-cmd").textContent = ["fairdice-verify", ...receipts.map((r) => `--receipt ${receiptName(log, receipts.length > 1 ? r.seat : null)}`),
         moveReceipts.length ? `--receipts ${movesName(log)}` : "", fileName(log)].filter(Boolean).join(" ");
-      this.verified = { report, log };
+      this.verified = { report: (results.find((r) => r.report.ok === false) || results[0]).report, log, results };
       this.showReport(this.verified);
     } catch (err) {
       $("#fairness").dataset.verdict = "fail";
@@ -846,9 +1200,15 @@ export class App {
     }
   }
 
-  showReport({ report, log }) {
+  showReport({ report, log, results = [] }) {
+    const names = this.namesFor(log);
     renderReport({ t: this.t, box: $("#verify-report"), summaryEl: $("#verify-summary"), host: $("#fairness"), report,
-      names: this.namesFor(log), rules: this.rules[log.header.rules] });
+      names, rules: this.rules[log.header.rules] });
+    // several seats of this device: each held the log to its own receipt
+    const verdict = (ok) => (ok === true ? "pass" : ok === false ? "fail" : "partial");
+    $("#verify-seats").replaceChildren(...results.filter((r) => r.seat !== null).map((r) => h("li", { class: verdict(r.report.ok) },
+      this.t.t("verify.seat", { verdict: verdict(r.report.ok), name: names(r.seat) }))));
+    $("#verify-seats").hidden = results.length < 2;
   }
 
   download(doc, name) {
@@ -887,9 +1247,12 @@ export class App {
       return;
     }
     try {
+      // held to every receipt this browser kept for the game: its seats' seed receipts and the move receipts
       const text = typeof input === "string" ? input : decodeText(input);
-      const receipt = text === null ? null : this.receiptFor(gameIdOf(text));
-      const { report, notLog } = await check(input, { receipt, trustedKeys: this.trustedKeys });
+      const gameId = text === null ? null : gameIdOf(text);
+      const results = await checkSeats(input, { receipts: gameId === null ? [] : this.receiptsFor(gameId),
+        moveReceipts: gameId === null ? [] : this.moveReceiptsFor(gameId), trustedKeys: this.trustedKeys });
+      const { report, notLog } = results.find((r) => r.notLog || r.report.ok === false) || results[0];
       if (notLog) return renderNotLog({ t, box: out, summaryEl, host, notLog });
       renderReport({ t, box: out, summaryEl, host, report, names: this.namesFor(report.document),
         rules: this.rules[report.document.header.rules] });
@@ -925,26 +1288,30 @@ export class App {
     makeDice($("#dice"), (i) => this.toggleHold(i));
     on("#lobby-form", "submit", (e) => this.createGame(e));
     on("#lobby-form", "change", (e) => {
+      if (e.target.name === "opponent") this.renderSeatEditor(store.lobby().rows);
       if (["opponent", "rules", "first"].includes(e.target.name)) store.setLobby(lobbyChoices());
       this.syncLobby();
     });
     on("#client-seed", "input", () => {
       this.syncLobby();
-      if (this.created && this.session) store.setCurrent({ ...this.session, seed_draft: $("#client-seed").value });
+      if (this.created && this.session) store.keep({ ...this.session, seed_draft: $("#client-seed").value });
     });
     on("#new-seed", "click", () => { $("#client-seed").value = randomSeed(); this.syncLobby(); });
-    on("#start-btn", "click", () => this.sendSeed());
+    on("#start-btn", "click", () => this.startGame());
     on("#cancel-btn", "click", () => this.cancel());
     on("#speed", "change", (e) => store.setPrefs({ speed: e.target.value }));
-    on("#player-name", "change", (e) => store.setPrefs({ name: e.target.value.trim() }));
+    on("#player-name", "change", (e) => {
+      store.setPrefs({ name: e.target.value.trim() });
+      if (!$("#lobby").hidden && !this.created) this.renderSeatEditor(lobbyChoices().rows);
+    });
     on("#roll-btn", "click", () => this.doRoll());
     on("#hint-btn", "click", () => this.doHint());
     on("#abandon-btn", "click", () => this.doAbandon());
     on("#new-game-btn", "click", () => this.showLobby());
     on("#download-btn", "click", () => this.log && this.download(this.log, fileName(this.log)));
     on("#receipt-btn", "click", () => {
-      const receipt = this.log && this.receiptFor(this.log.header.game_id);
-      if (receipt) this.download(receipt, receiptName(this.log));
+      const receipts = this.log ? this.receiptsFor(this.log.header.game_id) : [];
+      for (const r of receipts) this.download(r, receiptName(this.log, receipts.length > 1 ? r.seat : null));
     });
     on("#moves-btn", "click", () => {
       const receipts = this.log ? this.moveReceiptsFor(this.log.header.game_id) : [];
@@ -965,7 +1332,7 @@ export class App {
     for (const id of ["#how-link", "#how-link-end"]) on(id, "click", () => $("#how-dialog").showModal());
     on("#nav-home", "click", (e) => {
       e.preventDefault();
-      if (this.view && this.view.status === "playing") return this.toast(this.t.t("toast.saved"), "info");
+      if (this.view && this.view.status === "playing" && this.held().length && !this.halted) return this.toast(this.t.t("toast.saved"), "info");
       this.showLobby();
     });
     on("#verify-run", "click", () => this.verifyInput($("#verify-paste").value));
@@ -975,6 +1342,13 @@ export class App {
     store.onMoved((id, n) => this.onElsewhere(id, n));
     document.addEventListener("visibilitychange", () => {
       if (document.visibilityState === "visible" && this.session) this.onElsewhere(this.session.game_id);
+    });
+    window.addEventListener("hashchange", async () => { // an invite or spectator link opened in this very tab
+      const link = parseLink(location.hash);
+      if (!link) return;
+      window.history.replaceState(null, "", location.pathname + location.search);
+      this.stopWatch();
+      await this.openLink(link);
     });
   }
 }
@@ -992,5 +1366,7 @@ export function fileName(log) {
   return `game-${id.replace(/[^A-Za-z0-9_-]/g, "_")}.json`;
 }
 
-export const receiptName = (log) => fileName(log).replace(/^game-/, "receipt-");
+/** The receipt's file: receipt-<game>.json, or with several seats on this device receipt-<game>-seat<n>.json. */
+export const receiptName = (log, seat = null) =>
+  fileName(log).replace(/^game-/, "receipt-").replace(/\.json$/, seat === null ? ".json" : `-seat${seat}.json`);
 export const movesName = (log) => fileName(log).replace(/^game-/, "moves-");

@@ -1,7 +1,9 @@
 // The game screen drawn from a view (state.js) in the player's language: dice, the player's boxes, the score
 // card of every seat, the last turns and the status line. Each function takes one `ctx`:
-//   {t (translator), rules, seat (the player's), view, held (Set of positions), busy, animating,
-//    hint ({hold?, category?, text, preparing?}), highlight ({seat, category}), touch (coarse pointer)}
+//   {t (translator), rules, seat (the seat whose boxes are shown: the player's), view, held (Set of positions), busy,
+//    animating, hint ({hold?, category?, text, preparing?}), highlight ({seat, category}), touch (coarse pointer),
+//    plays (false: this browser does not play `seat`, it watches), named (true: every seat is called by its name,
+//    none "You": a spectator, or several players passing one device)}
 // and draws; nothing here fetches or decides.
 
 import { $, $$, h } from "./dom.js";
@@ -10,7 +12,7 @@ import { canHold, isOver, isTurnOf, MAX_ROLLS, progress, turnsOf } from "./state
 
 /** {who: "me" | "bot" | "other", name} of a seat, for the catalogue's choices. */
 export function speaker(ctx, i) {
-  if (i === ctx.seat) return { who: "me", name: ctx.t.t("seat.label", { who: "me" }) };
+  if (i === ctx.seat && !ctx.named) return { who: "me", name: ctx.t.t("seat.label", { who: "me" }) };
   const s = ctx.view.seats[i];
   if (!s) return { who: "other", name: `#${i}` };
   if (s.type === "bot") return { who: "bot", name: botName(ctx.t, s.bot) };
@@ -24,16 +26,19 @@ export function botName(t, id) {
 /** A seat as a noun: "You", "EV bot", a player's name. */
 export const seatLabel = (ctx, i) => ctx.t.t("seat.label", speaker(ctx, i));
 
-export const myTurn = (ctx) => isTurnOf(ctx.view, ctx.seat) && !ctx.animating;
+export const myTurn = (ctx) => ctx.plays !== false && isTurnOf(ctx.view, ctx.seat) && !ctx.animating;
 
 const box = (ctx, id) => boxLabel(ctx.t, ctx.rules, id);
 
 export function gameTitle(ctx) {
   const { t, view, rules } = ctx;
   const bot = view.seats.find((s, i) => i !== ctx.seat && s.type === "bot");
-  const other = view.seats.find((s, i) => i !== ctx.seat);
-  const opponent = !other ? "solo" : "other";
-  return t.t("game.title", { opponent, rules: rulesName(t, rules, view.rules), bot: bot ? botName(t, bot.bot) : other ? other.name : "" });
+  const others = view.seats.map((s, i) => i).filter((i) => i !== ctx.seat);
+  const friends = ctx.named || view.seats.filter((s) => s.type === "human").length > 1 || others.length > 1;
+  // a spectator, or friends passing one device: every seat by name; else the player's opponents
+  const opponent = !others.length ? "solo" : ctx.named ? "table" : friends ? "friends" : "other";
+  const names = t.list((ctx.named ? view.seats.map((s, i) => i) : others).map((i) => seatLabel(ctx, i)));
+  return t.t("game.title", { opponent, rules: rulesName(t, rules, view.rules), bot: bot ? botName(t, bot.bot) : "", names });
 }
 
 export function roundText(ctx) {
@@ -50,9 +55,15 @@ export function statusText(ctx) {
   const { t, view } = ctx;
   if (view.status === "finished") return t.t("status.over");
   if (view.status === "abandoned") return t.t("status.abandoned");
-  if (view.status !== "playing" || view.current_seat === null) return t.t("status.waiting");
-  if (view.current_seat !== ctx.seat) return t.t("status.othersTurn", speaker(ctx, view.current_seat));
-  if (view.rolls_made === 0) return t.t("status.roll");
+  if (view.status !== "playing" || view.current_seat === null) {
+    return ctx.awaiting && ctx.awaiting.length ? t.t("status.waitingJoin", { names: t.list(ctx.awaiting) }) : t.t("status.waiting");
+  }
+  if (view.current_seat !== ctx.seat || ctx.plays === false) {
+    const who = speaker(ctx, view.current_seat);
+    // another person is to move: a player waits for them, a spectator watches them play
+    return who.who === "other" && ctx.plays !== false ? t.t("status.waitingFor", who) : t.t("status.othersTurn", who);
+  }
+  if (view.rolls_made === 0) return ctx.named ? t.t("status.passTo", speaker(ctx, ctx.seat)) : t.t("status.roll");
   if (view.rolls_left === 0) return t.t("status.lastRoll");
   return t.t("status.holdOrPick", { input: ctx.touch ? "touch" : "other" });
 }
@@ -69,7 +80,7 @@ export function makeDice(container, onToggle) {
 export function renderDice(ctx, container) {
   const { t, view } = ctx;
   const hasDice = view.dice && view.dice.length === 5;
-  const holdable = canHold(view, ctx.seat) && !ctx.animating;
+  const holdable = ctx.plays !== false && canHold(view, ctx.seat) && !ctx.animating;
   $$(".die", container).forEach((btn, i) => {
     const face = hasDice ? view.dice[i] : 0;
     if (!btn.classList.contains("tumbling")) btn.dataset.face = String(face);

@@ -5,6 +5,7 @@ import { $, $$, h } from "./dom.js";
 import { KNOWN_BOTS, rulesName } from "./rules.js";
 import { resultOf } from "./store.js";
 import { botName } from "./board.js";
+import { readSeatRows } from "./friends.js";
 
 function choice({ name, value, title, badge, text, checked, disabled = false, testid }) {
   return h("label.choice", { class: disabled ? "disabled" : "" },
@@ -35,20 +36,30 @@ export function renderChoices({ t, rules, bots, saved, onRules }) {
       });
     }),
     choice({ name: "opponent", value: "solo", testid: "bot-solo", checked: saved.opponent === "solo", title: t.t("lobby.solo"),
-      badge: t.t("lobby.solo.badge"), text: t.t("lobby.solo.text") }));
+      badge: t.t("lobby.solo.badge"), text: t.t("lobby.solo.text") }),
+    ...["friend", "friends"].map((mode) => choice({ name: "opponent", value: mode, testid: `opponent-${mode}`,
+      checked: saved.opponent === mode, title: t.t(`lobby.${mode}`), badge: t.t(`lobby.${mode}.badge`), text: t.t(`lobby.${mode}.text`) })));
   if (!$("input[name=opponent]:checked")) $("input[name=opponent][value=ev]").checked = true;
   if (!$("input[name=rules]:checked")) ($("input[name=rules][value=classic13]") || $("input[name=rules]")).checked = true;
   $$("input[name=first]").forEach((i) => { i.checked = i.value === saved.first; });
   if (!$("input[name=first]:checked")) $("input[name=first][value=me]").checked = true;
 }
 
-/** What the form says now: {rules, opponent, first}. */
+/** What the form says now: {rules, opponent, first, rows} (rows: the seats after the player's, friends.js). */
 export function lobbyChoices() {
+  const opponent = $("input[name=opponent]:checked").value;
   return {
     rules: $("input[name=rules]:checked").value,
-    opponent: $("input[name=opponent]:checked").value,
+    opponent,
     first: $("input[name=first]:checked").value,
+    rows: ["friend", "friends"].includes(opponent) ? readSeatRows() : [],
   };
+}
+
+/** How the recent games list words a game: alone, against a bot, with friends, or watched. */
+function recentKind(g) {
+  if (g.spectator) return "watch";
+  return g.opponent === "solo" ? "solo" : ["friend", "friends"].includes(g.opponent) ? "friends" : "other";
 }
 
 export function renderRecords({ t, rules, records, recent, onOpen }) {
@@ -64,8 +75,8 @@ export function renderRecords({ t, rules, records, recent, onOpen }) {
   $("#recent").hidden = !shown.length;
   $("#recent-list").replaceChildren(...shown.map((g) => {
     const result = resultOf(g);
-    const entry = t.t("recent.entry", { opponent: g.opponent === "solo" ? "solo" : "other",
-      rules: rulesName(t, rules[g.rules], g.rules), bot: botName(t, g.opponent) });
+    const entry = t.t("recent.entry", { opponent: recentKind(g), rules: rulesName(t, rules[g.rules], g.rules),
+      bot: botName(t, g.opponent), names: t.list(g.names || []) });
     return h("li", h("button.link", { type: "button", onclick: () => onOpen(g) }, entry),
       h("span.muted", ` ${t.t("recent.result", { outcome: result.outcome, score: result.score ?? "" })} · ${new Date(g.created).toLocaleDateString(t.tag)}`));
   }));

@@ -1,10 +1,12 @@
-// What the browser keeps: the game in progress (its seat token and receipt), recent games, records per rule
-// set and preferences. Everything lives in localStorage; a result is kept as data ({outcome, score}) and
+// What the browser keeps: the game in progress (its seats' tokens, keys and receipts), recent games, records per
+// rule set and preferences. Everything lives in localStorage; a result is kept as data ({outcome, score}) and
 // worded by the page in the player's language.
 
 const PREFIX = "fairdice.";
 /** The key another tab of this browser writes after each move it makes (see `onMoved`). */
 const MOVED = "moved";
+const RECENT = 12;
+const RECENT_UNFINISHED = 40;
 
 function read(name, fallback) {
   try {
@@ -36,8 +38,21 @@ export function resultOf(entry) {
   return Number.isNaN(points) ? { outcome } : { outcome, score: points };
 }
 
+/**
+ * The seats this browser plays in a game: {seat: {token, key?, salt?, seed_commitment?, receipt?}}, `key` the
+ * seat's Ed25519 key pair (signing.js), `salt` and `seed_commitment` its promise in a game of several humans.
+ * A game kept by an older page had its one seat's token and receipt at the top of its entry.
+ */
+export function seatsOf(entry) {
+  if (!entry) return {};
+  if (entry.seats && typeof entry.seats === "object") return entry.seats;
+  if (entry.token === undefined || entry.seat === undefined || entry.seat === null) return {};
+  return { [entry.seat]: { token: entry.token, ...(entry.receipt ? { receipt: entry.receipt } : {}) } };
+}
+
 export const store = {
-  /** {game_id, token, seat, rules, opponent, created, commitment, receipt?, seed_draft?} of the game being played */
+  /** the game being played: {game_id, rules, opponent, created, commitment, version, seat (the seat shown first, null
+   * for a spectator), seats (seatsOf), invites?, spectator?, move_receipts?, seed_draft?} */
   current: () => read("current", null),
   setCurrent: (g) => write("current", g),
   clearCurrent: () => write("current", null),
@@ -47,11 +62,25 @@ export const store = {
   remember(entry) {
     const list = read("recent", []).filter((g) => g.game_id !== entry.game_id);
     list.unshift(entry);
-    write("recent", list.slice(0, 12));
+    // the last 12 games, and beyond them the unfinished ones: their seats' keys are kept nowhere else
+    write("recent", list.filter((g, i) => i < RECENT || (!g.result && i < RECENT_UNFINISHED)));
   },
   update(gameId, patch) {
     const list = read("recent", []).map((g) => (g.game_id === gameId ? { ...g, ...patch } : g));
     write("recent", list);
+  },
+  /** The game being played, kept whole: as the current game and in the recent games (its keys go with it). */
+  keep(entry) {
+    write("current", entry);
+    const list = read("recent", []);
+    if (list.some((g) => g.game_id === entry.game_id)) write("recent", list.map((g) => (g.game_id === entry.game_id ? entry : g)));
+    else this.remember(entry);
+  },
+  /** The kept entry of a game (the current one, or one of the recent games), or null. */
+  entry(gameId) {
+    const current = read("current", null);
+    if (current && current.game_id === gameId) return current;
+    return read("recent", []).find((g) => g.game_id === gameId) || null;
   },
 
   /** {rules: {games, wins, draws, losses, best, solo_games}} */

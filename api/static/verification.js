@@ -14,12 +14,12 @@ export class CommitmentRejected extends Error {
 }
 
 /**
- * The receipt this player keeps on sending its client seed (SPEC §5.5), made only after checking that the
- * header is signed by one of the server's published keys and carries the commitment shown. Verification at
- * the end holds the log to it: the game, the commitment seen before the seed was sent, this seed, this key.
- * `signed`: {header, commitment_signature} as the creation answer (or the log so far) gave them.
+ * The signed header of a game (SPEC §5.1), checked: signed by its own key, which is one of the server's
+ * published keys, for this game and with the commitment shown. Everything the page checks later (move
+ * receipts, its own hash chain) starts from it. `signed`: {header, commitment_signature} as the creation
+ * answer (or the log so far) gave them.
  */
-export async function makeReceipt({ signed, gameId, seat, commitment, trustedKeys, seed }) {
+export async function checkedHeader({ signed, gameId, commitment = null, trustedKeys }) {
   const { header, commitment_signature: signature } = signed || {};
   if (!isObject(header)) throw new CommitmentRejected();
   const ok = await ed25519Verify(header.public_key, signature, new TextEncoder().encode(canonicalJSON(header)));
@@ -27,8 +27,20 @@ export async function makeReceipt({ signed, gameId, seat, commitment, trustedKey
       || (commitment && header.commitment !== commitment)) {
     throw new CommitmentRejected();
   }
-  return { format: "fairdice-receipt", version: 1, game_id: header.game_id, seat, commitment: header.commitment,
-    client_seed: seed, header, commitment_signature: signature, public_key: header.public_key };
+  return header;
+}
+
+/**
+ * The receipt this player keeps for a seat on sending its client seed (or its commitment to it), SPEC §5.5
+ * version 2: made only after checking the header (checkedHeader). Verification at the end holds the log to
+ * it: the game, the commitment seen before the seed was sent, this seed, this key, the log version and the
+ * seat's own key (`playerKey`, null for a game whose seats do not sign).
+ */
+export async function makeReceipt({ signed, gameId, seat, commitment, trustedKeys, seed, logVersion, playerKey = null }) {
+  const header = await checkedHeader({ signed, gameId, commitment, trustedKeys });
+  return { format: "fairdice-receipt", version: 2, game_id: header.game_id, seat, commitment: header.commitment,
+    client_seed: seed, header, commitment_signature: signed.commitment_signature, public_key: header.public_key,
+    log_version: logVersion, player_key: playerKey };
 }
 
 /** The game id a text names in its header, if it is a log at all (to find the receipt kept for it). */
@@ -46,6 +58,15 @@ export async function check(log, { receipt = null, moveReceipts = [], trustedKey
   const options = receipt ? { trustedKeys: [receipt.public_key], receipt, moveReceipts } : { trustedKeys, moveReceipts };
   const report = await verifyLog(log, options);
   return { report, notLog: notALog(report) };
+}
+
+/** Verify a log once for every seat this browser holds a receipt of (the seats of a pass-and-play game each
+ * have their own), or once without a receipt: [{seat, report, notLog}], in seat order. */
+export async function checkSeats(log, { receipts = [], moveReceipts = [], trustedKeys = [] } = {}) {
+  if (!receipts.length) return [{ seat: null, ...(await check(log, { moveReceipts, trustedKeys })) }];
+  const out = [];
+  for (const receipt of receipts) out.push({ seat: receipt.seat, ...(await check(log, { receipt, moveReceipts, trustedKeys })) });
+  return out;
 }
 
 /**

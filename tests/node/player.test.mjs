@@ -2,15 +2,17 @@
 // (tests/vectors/players.json, made by the core): the commands the page builds from the history it shows, the
 // bytes it signs and its signatures (Ed25519 is deterministic: they must be the vector's to the byte), the
 // commitment over the key; its own hash chain against the server's move receipts, refusing an answer without a
-// receipt, with another history, another key or a gap, and a move in its own seat's name it did not sign; and a
-// command refused as stale signed again, the same command, over the new history.
+// receipt, with another history, another key or a gap, and a move in its own seat's name it did not sign; a seat
+// prepared once (key, salt, promise, receipt); and a command refused as stale signed again, the same command,
+// over the new history.
 
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import test from "node:test";
-import { bytesToHex, chainDigests, hexToBytes, moveReceiptBytes } from "../../api/static/verify.js";
-import { commandOf, moveMessage, seedCommitment, signCommand, signedBy } from "../../api/static/signing.js";
+import { bytesToHex, chainDigests, hexToBytes, moveCommand, moveReceiptBytes } from "../../api/static/verify.js";
+import { signCommand, signedBy } from "../../api/static/signing.js";
 import { AnswerRefused, ShownHistory } from "../../api/static/history.js";
-import { abandonCommand, awaitedSeats, rollCommand, scoreCommand, seedCommand, seedStep, sendCommand }
+import { abandonCommand, awaitedSeats, prepareSeat, rollCommand, scoreCommand, seedCommand, seedStep, sendCommand }
   from "../../api/static/player.js";
 import { OTHER_PRIVATE_KEY, SPEC_PRIVATE_KEY, clone, signer, vector } from "./helpers.mjs";
 
@@ -25,13 +27,12 @@ const PLAYERS = Object.fromEntries(V.players.map((p) => [p.seat, p]));
 
 // ------------------------------------------------------------------ what is signed
 
-test("the page signs every command of the vector to the byte: its command, message and signature", async () => {
+test("the page signs every command of the vector to the byte", async () => {
   assert.equal(V.signed_events.length, 9);
   for (const s of V.signed_events) {
     const event = LOG.events[s.event];
-    assert.deepEqual(commandOf(event), s.command, `event ${s.event}`);
+    assert.deepEqual(moveCommand(event), s.command, `event ${s.event}`);
     const digest = hexToBytes(s.chain);
-    assert.equal(bytesToHex(moveMessage(GAME, s.event, digest, s.command)), s.message, `event ${s.event}`);
     assert.equal(await signCommand(kept(PLAYERS[s.seat]), GAME, s.event, digest, s.command), event.player_signature);
     assert.equal(await signedBy(PLAYERS[s.seat].player_key, event.player_signature, GAME, s.event, digest, event), true);
     // the same signature over another history, or by another seat's key, is not the seat's
@@ -41,10 +42,18 @@ test("the page signs every command of the vector to the byte: its command, messa
   }
 });
 
-test("the commitment binds the salt, the key and the seed (SPEC §4.3, version 3)", async () => {
-  for (const p of V.players) assert.equal(await seedCommitment(p.salt, p.player_key, p.client_seed), p.commitment);
-  const [a, b] = V.players;
-  assert.notEqual(await seedCommitment(a.salt, b.player_key, a.client_seed), a.commitment);
+test("a seat is prepared once: its key, salt, promise over the key (SPEC §4.3) and receipt of version 2", async () => {
+  const options = { signed: LOG, gameId: GAME, seat: 2, commitment: HEADER.commitment, trustedKeys: [V.public_key],
+    seed: "bo's own seed", version: 3, header: HEADER };
+  const seat = await prepareSeat({ token: "t2" }, options);
+  const raw = Buffer.concat([Buffer.from(seat.salt, "hex"), Buffer.from(seat.key.public_key, "hex"), Buffer.from("bo's own seed")]);
+  assert.equal(seat.seed_commitment, createHash("sha256").update(raw).digest("hex"));
+  assert.deepEqual({ ...seat.receipt, header: null }, { format: "fairdice-receipt", version: 2, game_id: GAME, seat: 2,
+    commitment: HEADER.commitment, client_seed: "bo's own seed", header: null, commitment_signature: LOG.commitment_signature,
+    public_key: V.public_key, log_version: 3, player_key: seat.key.public_key });
+  assert.equal(seat.token, "t2");
+  assert.equal(await prepareSeat(seat, { ...options, seed: "another seed" }), seat, "prepared again: the same seed, key and salt");
+  await assert.rejects(prepareSeat({ token: "t2" }, { ...options, trustedKeys: [PLAYERS[0].player_key] }), /commitment_rejected/);
 });
 
 test("the commands are counted from the history shown, as the server writes the events", () => {
