@@ -90,8 +90,16 @@ function passText(t, c, report, names) {
   return t.has(key) ? t.t(key, params) : c.detail;
 }
 
+/** SPEC §5.7: the human seats whose moves no player signed, said plainly (the operator could have written them). */
+export function unsignedNote(t, report, names) {
+  const seats = t.list((report.unsignedSeats || []).map((seat) => (names ? names(seat) : String(seat))));
+  const why = report.version >= 3 ? t.t("note.player.unsigned.key") : t.t("note.player.unsigned.version", { version: report.version });
+  return t.t("note.player.unsigned", { seats, why });
+}
+
 function checkDetail(t, c, report, names) {
   if (c.id === "seed.secret") return t.t("note.seed.secret");
+  if (c.id === "player.unsigned") return unsignedNote(t, report, names);
   if (c.ok === false) return failuresOf(t, report, c.id);
   if (c.ok === true) return passText(t, c, report, names);
   if (c.status === "unchecked") {

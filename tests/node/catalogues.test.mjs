@@ -156,3 +156,22 @@ test("every problem code the server can send has an entry in both catalogues, in
   }
   assert.ok(codes.size >= 60, codes.size);
 });
+
+// ------------------------------------------------------------------ unsigned moves, said plainly (SPEC §5.7)
+
+test("a log whose human moves nobody signed says so in both languages, naming the seats and why", async () => {
+  const { unsignedNote } = await import("../../api/static/report.js");
+  const chain = JSON.parse(readFileSync(join(VECTORS, "chain.json"), "utf8")); // a version 2 log of ann and bo
+  const report = await verifyLog(chain.log, { trustedKeys: [chain.public_key] });
+  assert.deepEqual(report.unsignedSeats, [0, 2]);
+  const names = (seat) => chain.log.header.seats[seat].name;
+  const english = unsignedNote(translator("en"), report, names);
+  assert.match(english, /ann and bo/);
+  assert.match(english, /operator could have written them/);
+  assert.match(english, /version 2/);
+  const chinese = unsignedNote(translator("zh"), report, names);
+  assert.ok(CJK.test(chinese) && chinese.includes("ann") && chinese.includes("运营方"), chinese);
+  const signed = JSON.parse(readFileSync(join(VECTORS, "players.json"), "utf8")); // every human move signed
+  const v3 = await verifyLog(signed.log, { trustedKeys: [signed.public_key] });
+  assert.deepEqual(v3.unsignedSeats, []);
+});
