@@ -16,6 +16,7 @@ from .keys import KeyRing, open_keyring
 from .limits import Limiter
 from .routes.common import MAX_BODY
 from .store import Store, open_store
+from .watch import Watch
 
 __all__ = ["MAX_BODY", "create_app"]
 
@@ -37,6 +38,8 @@ def create_app(config: dict | None = None, store: Store | None = None, keys: Key
     app.extensions["fairdice"] = Games(store, keys, abandon_timeout=conf.abandon_timeout,
                                        max_unfinished=conf.max_unfinished)
     app.extensions["fairdice_limits"] = Limiter.from_settings(conf, store)
+    # watchers of games (GET /v1/games/{id}/events) park in at most half a worker's threads (api/watch.py)
+    app.extensions["fairdice_watch"] = Watch(store, max_parked=conf.threads // 2)
     problems.register(app, MAX_BODY)
     routes.register(app)
     return app

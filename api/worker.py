@@ -214,6 +214,12 @@ class BufferedThreadWorker(ThreadWorker):
         self.stop_reading_at: float | None = None  # once stopping: when arriving requests are given up
         super().init_process()  # (runs the worker to its end)
 
+    def handle_exit(self, sig, frame):
+        super().handle_exit(sig, frame)
+        watch = getattr(self.wsgi, "extensions", {}).get("fairdice_watch")
+        if watch is not None:
+            watch.close()  # parked watchers are answered 304 now, not cut off after the graceful timeout
+
     def accept(self, listener):
         try:
             sock, client = listener.accept()

@@ -14,6 +14,7 @@ import abc
 import json
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 SCHEMA_VERSION = 2  # 2: games.client, rate_limits, indexes for timeouts, quotas and pruning
@@ -76,6 +77,12 @@ class GameRecord:
     client: str = ""      # who created it (the rate-limit client key): the quota of unfinished games counts it
 
 
+class Progress(NamedTuple):
+    """How far a game has come: what a watcher needs to know whether there is anything new to show."""
+    event_count: int
+    status: str
+
+
 @dataclass
 class Snapshot:
     record: GameRecord
@@ -99,6 +106,23 @@ class Remember:
     body: str
 
 
+class AppendFeed(abc.ABC):
+    """The appends committed to a store's database by every process and server on it, as one thread of one
+    process watches them (api/watch.py): the one way a watcher learns that a game moved on elsewhere."""
+
+    @abc.abstractmethod
+    def wait(self, timeout: float) -> dict[str, int] | None:
+        """Wait at most `timeout` seconds for appends committed since the previous call (by anyone, this
+        process included): {game id: event count} of the games that got events ({} if none came), or None when
+        events may have come and the feed cannot say to which games (its first call, after a reconnection, or
+        a store that only knows that something changed): the caller then reads the counts it cares about.
+        Raises StoreError (Unavailable, Busy) when the database cannot be watched now; the next call tries
+        again."""
+
+    def close(self) -> None:
+        pass
+
+
 class Store(abc.ABC):
     @abc.abstractmethod
     def create_game(self, record: GameRecord) -> None:
@@ -114,6 +138,14 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def event_count(self, game_id: str) -> int | None:
         """How many events the game has (None: no such game)."""
+
+    @abc.abstractmethod
+    def progress(self, game_ids: list[str]) -> dict[str, Progress]:
+        """The event count and status of each of these games that exists, in one read."""
+
+    @abc.abstractmethod
+    def append_feed(self) -> AppendFeed:
+        """A feed of the appends to this database, for the thread that calls it (one per process)."""
 
     @abc.abstractmethod
     def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:

@@ -20,6 +20,12 @@
   it is consistent without a transaction.  A rate-limit hit is one statement
   too (INSERT ... ON CONFLICT DO UPDATE ... WHERE ... RETURNING: the row lock
   makes it atomic across servers), on the database's clock.
+- Every append that adds events then notifies channel APPENDS_CHANNEL with "<event count> <game id>", on
+  the same connection right after its commit, in a transaction that does not wait for the disk (NOTIFY
+  inside the append serialized every append's commit, flush included, across the cluster: 45-55% fewer
+  appends a second from 8 threads, against 23-33% fewer this way); one connection per watching process
+  LISTENs to it (`PostgresAppendFeed`, for api/watch.py), so a move made through one server wakes the
+  players watching through another.
 - Connections come from a psycopg_pool ConnectionPool opened on first use in
   each process (so never shared across a fork), checked before use.  Waiting
   longer than `busy_timeout` for a lock raises Busy.  A database that cannot
@@ -42,15 +48,16 @@ import psycopg
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .base import (FINAL_STATUSES, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
-                   RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps, is_postgres_url,
-                   loads_array, longest_wait, newer_schema, now, redacted, seat_key)
+from .base import (FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, Conflict, DuplicateGame, GameNotFound,
+                   GameRecord, Progress, RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate,
+                   dumps, is_postgres_url, loads_array, longest_wait, newer_schema, now, redacted, seat_key)
 
 SCHEMA_LOCK = int.from_bytes(b"fairdice", "big")  # pg_advisory_xact_lock key while the schema is created
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000  # a client gone quiet inside a transaction releases its locks
 CONNECT_TIMEOUT = 5  # seconds to reach the database (and to wait for a free connection of the pool)
 PROBE_EVERY = 0.5  # seconds between tries to reach a database found unreachable (calls between fail at once)
 PRUNE_BATCH = 1000
+APPENDS_CHANNEL = "fairdice_appends"  # NOTIFY "<event count> <game id>" after each append that added events
 
 SCHEMA_V1 = """
 CREATE TABLE fairdice_schema (version integer NOT NULL);
@@ -157,6 +164,11 @@ _SNAPSHOT = ("SELECT game_id, created_at, opened, key_id, tokens, seed_sealed, s
              "FROM games g WHERE game_id = %s")
 _RECALL = "SELECT fingerprint, status, body FROM idempotency WHERE game_id = %s AND seat = %s AND key = %s"
 _APPEND = "SELECT * FROM fairdice_append(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+# After an append that added events, on the same connection: its notification, in a transaction of its own that
+# does not wait for its commit to reach the disk (NOTIFY holds a lock of the whole cluster until its transaction
+# has committed; inside the append it held every other append's commit behind that append's flush)
+_NOTIFY = f"SELECT set_config('synchronous_commit', 'off', true), pg_notify('{APPENDS_CHANNEL}', %s)"
+_PROGRESS = "SELECT game_id, event_count, status FROM games WHERE game_id = ANY(%s)"
 _DB_NOW = "extract(epoch from statement_timestamp())::float8"  # the database's clock: one for every server
 # GCRA, as SQLite's store: refused, the row is left as it was (though locked until the statement ends).
 _RATE_HIT = ("INSERT INTO rate_limits AS r (key, tat) VALUES (%(key)s, {now} + %(interval)s) ON CONFLICT (key) "
@@ -337,6 +349,13 @@ class PostgresStore(Store):
     def event_count(self, game_id: str) -> int | None:
         return self._value("SELECT event_count FROM games WHERE game_id = %s", (game_id,)) if _storable(game_id) else None
 
+    def progress(self, game_ids: list[str]) -> dict[str, Progress]:
+        rows = self._rows(_PROGRESS, ([game_id for game_id in game_ids if _storable(game_id)],))
+        return {game_id: Progress(count, status) for game_id, count, status in rows}
+
+    def append_feed(self) -> AppendFeed:
+        return PostgresAppendFeed(self)
+
     def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:
         if not (_storable(game_id) and _storable(key)):
             return None
@@ -384,7 +403,10 @@ class PostgresStore(Store):
                                                      remember.status, remember.body)
         args = (game_id, expected_count, [dumps(e) for e in events], status, now(), seed, log, *kept)
         try:
-            (outcome, found, fingerprint, answer_status, body), = self._rows(_APPEND, args)
+            with self._connection() as conn:
+                (outcome, found, fingerprint, answer_status, body), = conn.execute(_APPEND, args).fetchall()
+                if outcome == "appended":
+                    _notify_append(conn, game_id, found)
         except (errors.IntegrityError, errors.DataError) as exc:
             raise StoreError(f"game {game_id}: events refused: {_first_line(exc)}") from None
         if outcome == "answered":
@@ -464,3 +486,56 @@ class PostgresStore(Store):
         (recovering, read_only), = self._rows("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')")
         if recovering or read_only == "on":
             raise Unavailable("read_only", f"{redacted(self.url)} is {'a standby' if recovering else 'read-only'}")
+
+
+class PostgresAppendFeed(AppendFeed):
+    """LISTEN on APPENDS_CHANNEL over a connection of its own (not the pool's: it stays open for as long as
+    the feed, one per watching process).  A lost connection is Unavailable; the next call connects again
+    and answers None, since notifications sent meanwhile are lost."""
+
+    def __init__(self, store: PostgresStore):
+        self.store = store
+        self.conn: psycopg.Connection | None = None
+
+    def wait(self, timeout: float) -> dict[str, int] | None:
+        try:
+            if self.conn is None:
+                self.conn = psycopg.connect(self.store.url, autocommit=True,
+                                            connect_timeout=self.store.connect_timeout)
+                self.conn.execute(f"LISTEN {APPENDS_CHANNEL}")
+                return None
+            appended: dict[str, int] = {}
+            for note in self.conn.notifies(timeout=timeout, stop_after=1):
+                _note_append(appended, note.payload)
+            if appended:  # and whatever came with it, without waiting
+                for note in self.conn.notifies(timeout=0):
+                    _note_append(appended, note.payload)
+            return appended
+        except psycopg.Error as exc:
+            self.close()
+            raise Unavailable("unreachable", f"{redacted(self.store.url)}: {_first_line(exc)}") from None
+
+    def close(self) -> None:
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            try:
+                conn.close()
+            except psycopg.Error:
+                pass
+
+
+def _notify_append(conn: psycopg.Connection, game_id: str, count: int) -> None:
+    """Tell the listening watchers; the append is committed whatever happens here: a notification lost (the
+    connection broke in between) only keeps them waiting until their long poll ends and asks again."""
+    try:
+        conn.execute(_NOTIFY, (f"{count} {game_id}",))
+    except psycopg.Error:
+        pass
+
+
+def _note_append(appended: dict[str, int], payload: str) -> None:
+    """Record "<event count> <game id>" (the latest count of a game wins; anything else on the channel is
+    not an append's)."""
+    count, _, game_id = payload.partition(" ")
+    if count.isdigit() and game_id:
+        appended[game_id] = max(int(count), appended.get(game_id, 0))

@@ -29,6 +29,9 @@
   second (PASSIVE: blocking nobody), SQLite's own checkpoint takes over past
   AUTOCHECKPOINT_FALLBACK pages, the file is cut back to WAL_SIZE_LIMIT when
   it restarts, and `prune` truncates it (TRUNCATE checkpoint).
+- Watchers (api/watch.py) learn that some process committed from `PRAGMA
+  data_version`, looked at every FEED_POLL_EVERY seconds by one thread per
+  process (`SQLiteAppendFeed`), then read the counts of the games they watch.
 - Everything the store makes is the owner's alone: the database, its -wal,
   -shm and lock files 0600 (SQLite gives -wal and -shm the database's mode),
   the directories it makes 0700.
@@ -48,9 +51,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..files import make_private_dirs
-from .base import (FINAL_STATUSES, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
-                   RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate, dumps as _dumps,
-                   loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
+from .base import (FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, Conflict, DuplicateGame, GameNotFound,
+                   GameRecord, Progress, RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate,
+                   dumps as _dumps, loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
 
 AUTOCHECKPOINT_FALLBACK = 2000  # pages (8 MB) before a commit checkpoints by itself, if the thread falls behind
 WAL_SIZE_LIMIT = 4 << 20  # bytes the -wal file is cut back to when it restarts (journal_size_limit)
@@ -58,6 +61,7 @@ PRUNE_BATCH = 500  # rows deleted per write transaction: pruning never holds the
 PRUNE_CHECKPOINT_TIMEOUT_MS = 2000  # how long prune's TRUNCATE checkpoint waits for readers to move on
 READ_CHECK_EVERY = 0.1  # seconds: reads check the file's identity at most this often (writes every time)
 MIN_FREE_BYTES = 256 << 10  # less free space than this on the database's file system: unhealthy (disk_full)
+FEED_POLL_EVERY = 0.05  # seconds between two looks at the database's data_version while an append feed waits
 _CHECKPOINTER_LOCK = threading.Lock()
 _UNFINISHED = f"seed_revealed IS NULL AND status NOT IN {FINAL_STATUSES!r}"  # the index's WHERE, then exact
 
@@ -127,6 +131,7 @@ _GAME_COLUMNS = ("game_id, created_at, opened, key_id, tokens, seed_sealed, seed
 _SELECT_GAME = f"SELECT {_GAME_COLUMNS} FROM games WHERE game_id = ?"
 _SELECT_EVENTS = "SELECT body FROM events WHERE game_id = ? AND idx < ? ORDER BY idx"
 _RECALL = "SELECT fingerprint, status, body FROM idempotency WHERE game_id = ? AND seat = ? AND key = ?"
+_PROGRESS = "SELECT game_id, event_count, status FROM games WHERE game_id IN (SELECT value FROM json_each(?))"
 _KEEP = ("INSERT INTO idempotency (game_id, seat, key, fingerprint, status, body, created_at) "
          "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING")
 _MOVE = ("UPDATE games SET event_count = ?, status = ?, updated_at = ? WHERE game_id = ? AND event_count = ?")
@@ -361,6 +366,13 @@ class SQLiteStore(Store):
         rows = self._read("SELECT event_count FROM games WHERE game_id = ?", (game_id,))
         return rows[0][0] if rows else None
 
+    def progress(self, game_ids: list[str]) -> dict[str, Progress]:
+        rows = self._read(_PROGRESS, (_dumps(list(game_ids)),))
+        return {game_id: Progress(count, status) for game_id, count, status in rows}
+
+    def append_feed(self) -> AppendFeed:
+        return SQLiteAppendFeed(self)
+
     def recall(self, game_id: str, seat: int | None, key: str) -> Remembered | None:
         rows = self._read(_RECALL, (game_id, _seat_key(seat), key))
         return Remembered(*rows[0]) if rows else None
@@ -480,6 +492,29 @@ class SQLiteStore(Store):
         if free < MIN_FREE_BYTES:
             raise Unavailable("disk_full", f"{free} bytes free on the file system of {self.path}")
         self._write(_probe)
+
+
+class SQLiteAppendFeed(AppendFeed):
+    """SQLite can say that the database changed, not what changed: `PRAGMA data_version` on the watching
+    thread's own connection (which never writes) moves whenever another connection, of any process, commits,
+    and reading it reads no table.  The feed looks at it every FEED_POLL_EVERY seconds; a change is None (the
+    watcher reads the counts of the games it watches)."""
+
+    def __init__(self, store: SQLiteStore):
+        self.store = store
+        self.version: int | None = None
+
+    def wait(self, timeout: float) -> dict[str, int] | None:
+        deadline = time.monotonic() + timeout
+        while True:
+            (version,), = self.store._read("PRAGMA data_version")
+            if version != self.version:
+                self.version = version
+                return None
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return {}
+            time.sleep(min(FEED_POLL_EVERY, left))
 
 
 # --- the write transactions (work for SQLiteStore._write) ---------------------------------------
