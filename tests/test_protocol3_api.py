@@ -176,6 +176,7 @@ def test_the_client_signs_every_move_and_its_game_verifies(app_url):
     assert len(game.receipts) == len(mine) + 0 and all(r["events"] <= len(game.events) for r in game.receipts)
     result = game.verify()
     assert result.ok, result.problems
+    assert result.warnings == []  # every human move signed: nothing to warn about
 
 
 class LyingTransport(requests.adapters.HTTPAdapter):
@@ -227,6 +228,9 @@ def test_a_seat_may_play_unsigned_and_the_client_says_so_in_its_receipt(app_url)
     with pytest.raises(ApiError) as err:
         Client(app_url).roll(game.game_id, game.token, [], signed={"player_signature": "ab" * 64, "event_count": 3})
     assert err.value.code == "invalid_player_signature"
+    game.abandon()
+    verdict = game.verify()
+    assert verdict.ok and len(verdict.warnings) == 1 and "could have written" in verdict.warnings[0]
 
 
 @pytest.mark.e2e

@@ -554,11 +554,13 @@ def _write_json(path: str, doc) -> None:
 
 @dataclass
 class Verification:
-    """The verdict of the independent verifier (`verifier`, SPEC §7) on one log: `ok`, and one line per
-    failed check (check id, event, field, expected, found)."""
+    """The verdict of the independent verifier (`verifier`, SPEC §7) on one log: `ok`, one line per failed
+    check (check id, event, field, expected, found), and `warnings` that hold even when it is ok (the human
+    seats whose moves no player signed: the operator could have written them, SPEC §5.7)."""
     ok: bool
     problems: list[str] = field(default_factory=list)
     checked_by: list[str] = field(default_factory=lambda: ["verifier"])
+    warnings: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
         return self.ok
@@ -572,6 +574,7 @@ def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None 
     from verifier import verify_document
     from verifier.botcheck import PublishedBots
     from verifier.optimal import TableError
+    from verifier.results import unsigned_warning
     from verifier.strictjson import StrictJSONError, loads
 
     if isinstance(log, (bytes, str)):
@@ -590,4 +593,5 @@ def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None 
     problems = [f"{f.check}: event {'-' if f.event is None else f.event} {f.field}: expected {f.expected!r}, "
                 f"found {f.found!r}" for f in result.failures]
     problems += [f"{check}: {n} more failures" for check, n in result.unlisted.items()]
-    return Verification(result.ok, problems)
+    warning = unsigned_warning(result)
+    return Verification(result.ok, problems, warnings=[warning] if warning else [])

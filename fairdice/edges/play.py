@@ -417,6 +417,8 @@ def _finish(game, state, args, term) -> int:
                 term.say(w("wins", name=names[final["winner"]]))
         term.say(w("seed_revealed", seed=final["server_seed"]))
     result = game.verify()
+    for warning in result.warnings:
+        term.say(w("warning", warning=warning))
     if result.ok:
         term.say(w("verified"))
     else:
