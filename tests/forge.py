@@ -356,14 +356,17 @@ class Case:
     trusted_keys: tuple = (OPERATOR_HEX,)
     receipt: object = None
     allow_unsigned: bool = False
-    move_receipts: object = None  # the move receipts the player kept (v2.md), given to --receipts
+    move_receipts: object = None  # the move receipts the player kept (SPEC §5.6), given to --receipts
+    audit_with: bytes | None = None  # an audit case: the other log audited together with this one (SPEC §7.1)
 
-    def entry(self, file: str) -> dict:
+    def entry(self, file: str, audit_with: str | None = None) -> dict:
         entry = {"name": self.name, "file": file, "what": self.what, "trusted_keys": list(self.trusted_keys),
                  "receipt": self.receipt, "allow_unsigned": self.allow_unsigned, "verdict": self.verdict,
                  "check": self.check}
         if self.move_receipts is not None:  # (only there: the entries of the cases before them are unchanged)
             entry["move_receipts"] = self.move_receipts
+        if audit_with is not None:
+            entry["audit_with"] = audit_with
         return entry
 
 
@@ -1989,8 +1992,23 @@ def unsigned_abandon_cases() -> Iterator[Case]:
                  "the warning that the operator could have written her moves", forged)
 
 
+def equivocation_cases() -> Iterator[Case]:
+    """Two logs of one game, each signed by the operator: `fairdice-verify --audit` over both (SPEC §7.1).  Each
+    log alone verifies; only together do they show that the server signed two histories of one game."""
+    doc = genuine_v3(ONE_V3)
+    cut, _, boxes = framed_abandon(ONE_V3, 0)
+    base = V3_BASES[ONE_V3].base
+    other = log_of(base.setup, base.seed, cut["events"] + [{"type": "abandon", "seat": None, "reason": "timeout"}])
+    yield fail("v3-equivocation", f"the operator signed two histories of one game: the whole game, and the game "
+               f"abandoned on a timeout after {boxes} boxes; audited together", doc, "log.equivocation",
+               audit_with=text(other))
+    yield ok("v3-same-log-twice", "nothing: the same signed log in two files, audited together (a note, not a "
+             "finding)", doc, audit_with=text(doc))
+
+
 def v3_cases() -> Iterator[Case]:
-    for group in (v3_genuine_cases, v3_framed_cases, v3_key_cases, v3_version_cases, unsigned_abandon_cases):
+    for group in (v3_genuine_cases, v3_framed_cases, v3_key_cases, v3_version_cases, unsigned_abandon_cases,
+                  equivocation_cases):
         yield from group()
 
 
@@ -2020,7 +2038,11 @@ def build() -> dict[str, bytes]:
     for case in all_cases():
         file = by_content.setdefault(case.data, f"{case.name}.json")
         files[file] = case.data
-        entries.append(case.entry(file))
+        other = None
+        if case.audit_with is not None:
+            other = by_content.setdefault(case.audit_with, f"{case.name}-other.json")
+            files[other] = case.audit_with
+        entries.append(case.entry(file, other))
     head = json.dumps({"about": ABOUT, "server_public_key": OPERATOR_HEX}, ensure_ascii=True)[:-1]
     lines = ",\n".join(json.dumps(e, ensure_ascii=True, separators=(",", ":")) for e in entries)
     files["index.json"] = f'{head}, "cases": [\n{lines}\n]}}\n'.encode("ascii")  # one case a line

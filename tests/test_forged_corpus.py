@@ -24,7 +24,7 @@ EXIT = {"ok": 0, "fail": 1, "error": 2}
 CHECK_IDS = ("log.format log.key sig.commitment sig.final seed.revealed seed.commitment client_seed.valid "
              "start.first turn.order roll.count roll.hold roll.dice score.category score.points game.complete "
              "final.totals final.winner bot.identity bot.decision receipt.match "
-             "client_seed.commit game.abandon receipt.chain player.signature").split()  # SPEC §7 (versions 1 to 3)
+             "client_seed.commit game.abandon receipt.chain player.signature log.equivocation").split()  # SPEC §7
 ENTRY_FIELDS = {"name", "file", "what", "trusted_keys", "receipt", "allow_unsigned", "verdict", "check"}
 
 
@@ -52,12 +52,17 @@ def cli_args(case: dict, tmp_path: Path) -> list[str]:
         args += ["--receipts", str(receipts)]
     if case["allow_unsigned"]:
         args.append("--allow-unsigned")
+    if "audit_with" in case:  # two logs audited together (SPEC §7.1)
+        return ["--audit", *args, str(FORGED / case["file"]), str(FORGED / case["audit_with"])]
     return args + [str(FORGED / case["file"])]
 
 
 def assert_verdict(case: dict, code: int, out: str) -> None:
     assert code == EXIT[case["verdict"]], (case["what"], out[-2000:])
-    if case["verdict"] == "fail":
+    if case["verdict"] == "fail" and "audit_with" in case:
+        findings = json.loads(out)["audit"]["findings"]
+        assert any(f.startswith(case["check"]) for f in findings), (case["what"], findings)
+    elif case["verdict"] == "fail":
         game = json.loads(out)["games"][0]
         found = {f["check"] for f in game["failures"]} | set(game["unlisted_failures"])
         assert case["check"] in found, (case["what"], game["failures"])
@@ -88,12 +93,13 @@ def test_the_installed_command_gives_the_same_verdicts(name, tmp_path):
 def test_the_index_is_well_formed():
     assert INDEX["server_public_key"] and len(CASES) == len(INDEX["cases"]) >= 200
     for case in INDEX["cases"]:
-        assert set(case) in (ENTRY_FIELDS, ENTRY_FIELDS | {"move_receipts"}), case["name"]  # (where there are some)
+        assert set(case) - {"move_receipts", "audit_with"} == ENTRY_FIELDS, case["name"]  # (where there are some)
         assert case.get("move_receipts", []) is not None, case["name"]
         assert (FORGED / case["file"]).is_file(), case["name"]
         assert case["verdict"] in EXIT and case["what"].strip()
         assert (case["check"] in CHECK_IDS) if case["verdict"] == "fail" else case["check"] is None, case["name"]
-    files = {case["file"] for case in INDEX["cases"]} | {"index.json"}
+    files = {case["file"] for case in INDEX["cases"]} | {c["audit_with"] for c in INDEX["cases"] if "audit_with" in c}
+    files |= {"index.json"}
     assert files == {p.name for p in FORGED.iterdir()}  # no stray file
 
 

@@ -60,7 +60,8 @@ if (existsSync(INDEX)) {
     const verdicts = new Set(index.cases.map((c) => c.verdict));
     assert.deepEqual([...verdicts].sort(), ["error", "fail", "ok"]);
   });
-  for (const c of index.cases) test(`corpus ${c.verdict}: ${c.name}`, () => checkCase(c));
+  // (an audit case, two logs audited together, is fairdice-verify --audit's: verify.js checks one log at a time)
+  for (const c of index.cases.filter((k) => !k.audit_with)) test(`corpus ${c.verdict}: ${c.name}`, () => checkCase(c));
 } else {
   // Until tests/forge.py exists there is no corpus to run; once it does, a missing corpus is a failure.
   test("the forged corpus tests/vectors/forged/index.json exists", { skip: existsSync(FORGE) ? false : "tests/forge.py is not written yet" },
