@@ -350,8 +350,8 @@ def render_turn(state, w: Words = ENGLISH) -> str:
 def _move(alt: dict, dice: list[int], rules: str = "", w: Words = ENGLISH) -> tuple[str, str]:
     """(what to do, the command that does it) for one alternative of a hint."""
     if alt["action"] == "score":
-        return (w("move_score", box=w.short_box(rules, alt["category"]), points=alt["points"]) + _extras(alt, w),
-                f"s {alt['category']}")
+        box = w.short_box(rules, alt["category"])  # the command in the game's language: `s 葫芦` in Chinese
+        return w("move_score", box=box, points=alt["points"]) + _extras(alt, w), f"s {box}"
     if not dice:
         return w("move_roll"), "r"
     if not alt["hold"]:
@@ -414,7 +414,8 @@ def _finish(game, state, args, term) -> int:
             if final["draw"]:
                 term.say(w("draw"))
             else:
-                term.say(w("wins", name=names[final["winner"]]))
+                winner = final["winner"]
+                term.say(w("you_win") if winner == game.seat else w("wins", name=names[winner]))
         term.say(w("seed_revealed", seed=final["server_seed"]))
     result = game.verify()
     for warning in result.warnings:

@@ -80,6 +80,7 @@ EN = {
     "card_total": "total",
     "draw": "a draw",
     "wins": "{name} wins",
+    "you_win": "you win",
     "seed_revealed": "server seed revealed: {seed}",
     "verified": "log verified (by the independent verifier, against your receipt and the server's receipt of "
                 "each of your moves): signatures, commitment, your client seed, every move answered, every die, "
@@ -157,7 +158,8 @@ ZH = {
     "card_yahtzee_bonus": "额外快艇奖励",
     "card_total": "总分",
     "draw": "平局",
-    "wins": "{name} 获胜",
+    "wins": "{name}获胜",
+    "you_win": "你赢了",
     "seed_revealed": "服务器种子已公开：{seed}",
     "verified": "对局记录已验证（由独立的验证程序，对照你的凭据和服务器对你每一步的回执）：签名、承诺、你的客户端种子、"
                 "每一步都有回应、每一颗骰子、每一项得分、机器人的每一个决定",
@@ -217,11 +219,9 @@ class Words:
         return display_width(text)
 
     def box(self, rules: str, category: str) -> str:
-        """A box as the player knows it: its id in English; in Chinese its name and id (`葫芦 full_house`)."""
-        if self.lang != "zh":
-            return category
-        name = BOXES_ZH.get(rules, _BOXES_ZH).get(category)
-        return f"{name} {category}" if name else category
+        """A box as the player knows it, in the game's language only: its id in English, its name in Chinese
+        (`葫芦`; a Chinese name is also a command: `s 葫芦`)."""
+        return self.short_box(rules, category)
 
     def short_box(self, rules: str, category: str) -> str:
         """A box in a sentence: its id in English, its name in Chinese."""
