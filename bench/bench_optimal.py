@@ -4,6 +4,8 @@
     python bench/bench_optimal.py --no-build      # decisions and loads only
     python bench/bench_optimal.py --moments       # builds with the second moments too
     python bench/bench_optimal.py --no-build --repeats 31   # steadier decision figures
+    git worktree add /tmp/before 526c6de            # (or any checkout of the code to compare with)
+    python bench/bench_optimal.py --against /tmp/before --rounds 5   # builds only: before and after
 
 The machine may be shared and busy, so times are CPU time (user + system, this process and its children),
 not wall time, and each is also given as a ratio to a baseline taken in the same run:
@@ -18,19 +20,28 @@ not wall time, and each is also given as a ratio to a baseline taken in the same
               the first of its turn.
 - builds: `compute_table` from nothing (the cache untouched), next to a fixed numpy workload measured just
   before (so a ratio that moves means the build changed, not the machine), with the minor page faults.
+- builds against another checkout (`--against DIR`): `fairdice tables build --force` of each rule set, by
+  this checkout and by DIR, in fresh processes taking turns (which one goes first alternates), `--rounds`
+  times each; the best of the rounds of each, as the build's own CPU and as the whole process's
+  (interpreter, imports, table file), their ratio after / before, and whether both digests are the
+  manifest's.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
@@ -122,6 +133,53 @@ def us(x: float) -> str:
     return f"{x * 1e6:8.1f}"
 
 
+# A fresh interpreter in a checkout builds one table into an empty cache, as `fairdice tables build --force`
+# does, and says the digest and the build's own CPU seconds (the clock starts after the imports).
+CHILD = """
+import json, sys, time
+from fairdice.edges import table_cache
+start = time.process_time()
+info = table_cache.build_table(sys.argv[1], force=True, moments=sys.argv[2] == "moments")
+print(json.dumps({"sha256": info["sha256"], "build_cpu": time.process_time() - start}))
+"""
+
+
+def child_build(checkout: str, rules_id: str, moments: bool) -> dict:
+    """Build a table in a fresh process run in `checkout` (so that it imports that checkout's fairdice):
+    its digest, the build's CPU seconds and the whole process's (user + system)."""
+    with tempfile.TemporaryDirectory(prefix="fairdice-bench-") as cache:
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        done = subprocess.run([sys.executable, "-c", CHILD, rules_id, "moments" if moments else "values"],
+                              cwd=checkout, env={**os.environ, "FAIRDICE_CACHE_DIR": cache, "PYTHONPATH": ""},
+                              capture_output=True, text=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    result = json.loads(done.stdout.splitlines()[-1])
+    result["process_cpu"] = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return result
+
+
+def compare_builds(against: str, rounds: int, moments: bool) -> None:
+    """Builds by this checkout and by `against`, taking turns; best of `rounds` each, and the ratios."""
+    checkouts = {"before": os.path.abspath(against), "after": os.path.abspath(ROOT)}
+    print(f"\ntable build, {rounds} rounds taking turns (before: {checkouts['before']}, after: this checkout):"
+          " CPU s, best of the rounds")
+    print(f"  {'':10s} {'the build alone':^22s}   {'the whole process':^22s}")
+    print(f"  {'rules':10s} {'before':>7s} {'after':>7s} {'ratio':>6s}   {'before':>7s} {'after':>7s} {'ratio':>6s}"
+          "  digests")
+    for rid in RULESETS:
+        runs = {"before": [], "after": []}
+        for round_ in range(rounds):
+            for which in (("before", "after") if round_ % 2 == 0 else ("after", "before")):
+                runs[which].append(child_build(checkouts[which], rid, moments))
+        best = {which: {key: min(r[key] for r in done) for key in ("build_cpu", "process_cpu")}
+                for which, done in runs.items()}
+        expected = table_cache.table_format.expected_digest(rid)
+        same = all(r["sha256"] == expected for done in runs.values() for r in done)
+        figures = [f"{best['before'][key]:7.2f} {best['after'][key]:7.2f} {best['after'][key] / best['before'][key]:6.2f}"
+                   for key in ("build_cpu", "process_cpu")]
+        print(f"  {rid:10s} {figures[0]}   {figures[1]}  {'both the manifest' if same else 'DIFFER'}")
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--games", type=int, default=10, help="games per rule set to draw positions from")
@@ -129,7 +187,13 @@ def main(argv=None) -> None:
     ap.add_argument("--moments", action="store_true", help="builds compute the second moments too")
     ap.add_argument("--workers", type=int, default=1, help="processes for the builds")
     ap.add_argument("--repeats", type=int, default=15, help="loops over the positions per decision figure")
+    ap.add_argument("--against", metavar="DIR", help="only compare the builds with those of the checkout in DIR")
+    ap.add_argument("--rounds", type=int, default=3, help="with --against: builds per checkout and rule set")
     args = ap.parse_args(argv)
+    if args.against:
+        print(f"cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")
+        compare_builds(args.against, args.rounds, args.moments)
+        return
     table_cache.install()
 
     print(f"cache: {table_cache.cache_dir()}   cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")

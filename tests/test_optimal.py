@@ -138,6 +138,42 @@ def test_batch_width_and_processes_do_not_change_the_result():
     assert np.array_equal(values, shared)
 
 
+@pytest.mark.parametrize("cats, threshold", [
+    (("fives", "sixes", "chance", "yahtzee"), 40),  # the forced joker: own box, a lower box, upper boxes at 0
+    (("ones", "twos", "full_house", "small_straight", "yahtzee"), 6),  # boxes that score on few rolls
+])
+def test_the_value_path_agrees_with_the_moment_path(cats, threshold):
+    """Two kernels compute the values: the moment path (every box, every parent, a division by 6 a level)
+    and the value path (the best zero and the entries, sums without division, plans per batch).  Same
+    values to the bit, at every batch width (a width of 1 and 7 make plans of single states and of few)."""
+    states = programme.StateSpace(mini("classic13", cats), threshold)
+    expected, _ = programme.solve(states, moments=True)
+    for width in (1, 7, programme.BATCH):
+        values, none = programme.solve(states, width=width)
+        assert none is None and np.array_equal(values, expected), width
+
+
+def reach(states: programme.StateSpace, mask: int) -> set[int]:
+    """SPEC §4.6's reach(m): every capped sum the filled upper boxes can hold (0 to 5 dice of their face)."""
+    faces = [f for c, f in enumerate(states.faces) if f and mask >> c & 1]
+    return {min(states.threshold, sum(f * k for f, k in zip(faces, ks))) for ks in product(range(6), repeat=len(faces))}
+
+
+@pytest.mark.parametrize("rules_id, cats, threshold", [
+    ("classic13", ("fives", "sixes", "chance", "yahtzee"), 40),
+    ("yacht", RULESETS["yacht"].category_ids, UPPER_BONUS_THRESHOLD),
+])
+def test_the_layers_hold_every_reachable_state_once(rules_id, cats, threshold):
+    """Solved or copied, each reachable state between turns (the full card aside) is in exactly one layer,
+    once, and no unreachable one is: SPEC §4.6's reach(m) and flag, enumerated here on their own."""
+    states = programme.StateSpace(mini(rules_id, cats), threshold)
+    held = np.concatenate([np.concatenate([layer.index, layer.copy_index]) for layer in programme.layers(states)])
+    expected = [states.flat_index(mask, total, flag) for mask in range((1 << states.boxes) - 1)
+                for total in sorted(reach(states, mask))
+                for flag in ((0, 1) if states.tracks_five_alike and mask >> states.five_alike_box & 1 else (0,))]
+    assert len(held) == len(set(held.tolist())) and sorted(held.tolist()) == sorted(expected)
+
+
 def test_second_moment_is_exact_on_closed_form_games():
     # one box "sixes": each die independently ends a six with p = 1 - (5/6)^3 (keep every six)
     V, W = programme.solve(programme.StateSpace(mini("yacht", ("sixes",))), moments=True)
@@ -178,6 +214,23 @@ def test_interchangeable_upper_totals_really_are():
 
 
 # --- the full tables ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("rules_id", by_rules(PUBLISHED))
+def test_points_now_never_cost_points_later(optimal_table, rules_id):
+    """What the kernel's best zero rests on (`programme._BestBoxPlan`): on every card, the points still to
+    come plus the upper bonus already earned never fall as the upper total rises, nor as the flag does
+    (a Yahtzee box holding 50 rather than 0)."""
+    table = optimal_table(rules_id)
+    states, values = table.states, table.values
+    masks = np.arange(1 << states.boxes)
+    for upper_mask, totals in states.upper_totals.items():
+        cards = values[masks[(masks & states.upper_bits) == upper_mask]][:, list(totals)]  # (cards, totals, flags)
+        earned = np.where(np.array(totals) >= states.threshold, states.rules.upper_bonus * programme.POINT, 0.0)
+        assert (np.diff(cards + earned[:, None], axis=1) >= 0).all(), upper_mask
+    if states.tracks_five_alike:
+        filled = values[masks[(masks >> states.five_alike_box & 1) == 1]]
+        assert (filled[..., 1] >= filled[..., 0]).all()
+
 
 @pytest.mark.parametrize("rules_id", by_rules(PUBLISHED))
 def test_start_values_match_published(optimal_table, rules_id):

@@ -2,6 +2,7 @@
 
 - `programme`: the pure DP, rules in, table values (and second moments) out; its module doc says how the
   arithmetic is exact and machine-independent.
+- `moments`: the programme's kernel path for the second moments (the standard deviation), for maintainers.
 - `table_format`: canonical bytes, header, SHA-256, the shipped manifest.
 - `policy`: the `Optimal` policy given solved tables, and the table source the edges provide.
 

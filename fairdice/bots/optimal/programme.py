@@ -17,19 +17,24 @@ edges of the lattice once.
 **Exact, machine-independent arithmetic.**  Values are fixed-point integers
 (units of 2^-29 point, `POINT`) held in float64.  A keep's value is kept as
 7776 times its mean, an integer below 2^53 (`EXACT_LIMIT` bounds the roll
-values), so every sum, every division by 6 down the lattice and every maximum
-is exact in any order.  A roll's value is divided back by 7776 and rounded
-once per roll: the exact round-half-even of a rational.  The table is
-therefore a mathematical function of the rules, bit for bit the same on every
-IEEE machine and numpy version, and ties between decisions are exact.
+values): the sum S of the roll values over the keep's 6^(5 - s) ordered
+completions, times 6^s.  Every such sum, product and maximum is exact in any
+order.  A roll's value is divided back by 7776 and rounded once per roll: the
+exact round-half-even of a rational.  The table is therefore a mathematical
+function of the rules, bit for bit the same on every IEEE machine and numpy
+version, and ties between decisions are exact.
 
 **Batches.**  The kernel solves a few hundred states at once, every array laid
 out (keep, state) so that one gather moves a keep's row for the whole batch;
-work arrays are allocated once per solve.  Second moments run through the same
-kernel on a second set of arrays, following the choices the values make (the
-first box in table order, and the bigger keep, win a tie).  Upper totals from
-which the same upper points lead to the same bonus are the same state in all
-but name: one of them is solved and the others copy it.
+work arrays are allocated once per solve, aligned for the vector units.  The
+values take the short way (`_ValuePath`): a roll's best box is the best of the
+few candidates that score points for it and of one shared best zero; keeps
+are summed down the lattice without a division.  Second moments (`moments`)
+follow the choices the values make (the first box in table order, and the
+bigger keep, win a tie), so they walk every box and every parent in that
+order.  Upper totals from which the same upper points lead to
+the same bonus are the same state in all but name: one of them is solved and
+the others copy it.
 """
 
 from __future__ import annotations
@@ -48,7 +53,8 @@ POINT_BITS = 29
 POINT = float(1 << POINT_BITS)  # one point, in table units
 OUTCOMES = 6 ** DICE  # 7776 equally likely throws of five dice
 EXACT_LIMIT = 2.0 ** 53 / OUTCOMES  # roll values (table units) below this keep every keep value exact
-BATCH = 384  # states a batch: enough to spread numpy's cost per call, few enough for the caches
+BATCH = 256  # states a batch: enough to spread numpy's cost per call, few enough for the caches
+ALIGN = 64  # bytes: work arrays start on a cache line (unaligned vector loads cost up to twice as much)
 
 
 def _ways(faces) -> int:
@@ -101,10 +107,8 @@ LATTICE = Lattice.build()
 # the rolls in kernel order, and what the kernel needs to know of them
 _ROLL_ORDER = LATTICE.order[LATTICE.size(DICE)] - space.KEEP_INDEX[space.ROLLS[0]]  # -> space.ROLLS index
 _ROLLS = [space.ROLLS[r] for r in _ROLL_ORDER]
-_FACE_COUNTS = np.array([[roll.count(f) for roll in _ROLLS] for f in FACES], dtype=np.intp)  # (6, 252)
 _FIVE_ALIKE = np.array([_ROLLS.index((f,) * DICE) for f in FACES], dtype=np.intp)
 _WAYS = np.array([float(_ways(roll)) for roll in _ROLLS])
-_ROW_IDS = np.arange(LATTICE.rows, dtype=np.int16)[:, None]
 
 
 # --- the rule set as the programme sees it --------------------------------------------------------
@@ -198,6 +202,26 @@ class StateSpace:
         return {n: np.sort(masks[sizes == n]).astype(np.int64) for n in range(len(bits) + 1)}
 
     @cached_property
+    def upper_rows(self) -> dict[int, "_UpperRows"]:
+        """For each count of filled upper boxes, the groups of `upper_groups` and the totals that copy them."""
+        return _UpperRows.by_count(self)
+
+    @cached_property
+    def box_order(self) -> tuple[int, ...]:
+        """The boxes, those that score on the most rolls first.  States are sorted on these bits in this
+        order, so that the states of a batch share the costly boxes filled (`_BestBoxPlan` leaves a box
+        out when no state of the batch has it open)."""
+        scoring = (self.scores > 0).sum(axis=0)
+        return tuple(sorted(range(self.boxes), key=lambda c: (-scoring[c], c)))
+
+    def sort_key(self, masks: np.ndarray) -> np.ndarray:
+        """The masks with their bits reordered by `box_order`, the first box as the highest bit."""
+        key = np.zeros_like(masks)
+        for place, c in enumerate(reversed(self.box_order)):
+            key |= (masks >> c & 1) << place
+        return key
+
+    @cached_property
     def box_outcomes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(boxes, 252 rolls in space order): plain points, upper points added, and the five-alike flag
         after scoring the box (-1: unchanged)."""
@@ -210,7 +234,8 @@ class StateSpace:
 
     @cached_property
     def successors(self) -> "Successors":
-        """How scoring each box moves a card, for solving one state at a time (`score_table`)."""
+        """How scoring each box moves a card: for one state at a time (`score_table`), and for the
+        kernel's batches (`_Candidates`)."""
         return Successors.of(self)
 
     def flat_index(self, masks, uppers, flags):
@@ -219,12 +244,40 @@ class StateSpace:
         return (masks * width + uppers) * depth + flags
 
 
+@dataclass(frozen=True)
+class _UpperRows:
+    """The upper side of the states with a given number of filled upper boxes: each group of
+    interchangeable totals (its upper mask and the total solved), and each other total of a group (its
+    mask, its total, and its group's row)."""
+    masks: np.ndarray
+    totals: np.ndarray
+    copy_masks: np.ndarray
+    copy_totals: np.ndarray
+    copy_groups: np.ndarray
+
+    @classmethod
+    def by_count(cls, states: StateSpace) -> dict[int, "_UpperRows"]:
+        rows: dict[int, tuple[list, list]] = {}
+        for upper_mask, groups in states.upper_groups.items():
+            solved, copies = rows.setdefault(upper_mask.bit_count(), ([], []))
+            for group in groups:
+                copies += [(upper_mask, total, len(solved)) for total in group[1:]]
+                solved.append((upper_mask, group[0]))
+        out = {}
+        for count, (solved, copies) in rows.items():
+            copy_columns = [np.array(col, dtype=np.int64) for col in zip(*copies)] if copies else \
+                [np.empty(0, dtype=np.int64)] * 3
+            out[count] = cls(*(np.array(col, dtype=np.int64) for col in zip(*solved)), *copy_columns)
+        return out
+
+
 # --- a layer of states ----------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Layer:
-    """The states with a given number of filled boxes, in mask order: those solved, and those that copy
-    them (sorted by the state they copy).  `index`, `copy_index`: positions in the flattened table."""
+    """The states with a given number of filled boxes, sorted on their masks (`StateSpace.sort_key`),
+    then upper total and flag: those solved, and those that copy them (sorted by the state they copy).
+    `index`, `copy_index`: positions in the flattened table."""
     masks: np.ndarray
     uppers: np.ndarray
     flags: np.ndarray
@@ -238,21 +291,28 @@ class Layer:
     @classmethod
     def of(cls, states: StateSpace, filled: int) -> "Layer":
         solved, copies, count = [], [], 0
-        for upper_mask, groups in states.upper_groups.items():
-            lowers = states.lower_masks.get(filled - upper_mask.bit_count(), np.empty(0, dtype=np.int64))
-            for flag in (0, 1) if states.tracks_five_alike else (0,):
-                masks = (lowers if not flag else lowers[(lowers >> states.five_alike_box & 1) == 1]) | upper_mask
-                for group in groups:
-                    ids = count + np.arange(len(masks))
-                    solved.append((masks, np.full(len(masks), group[0]), np.full(len(masks), flag)))
-                    copies += [(states.flat_index(masks, total, flag), ids) for total in group[1:]]
-                    count += len(masks)
+        for flag in (0, 1) if states.tracks_five_alike else (0,):
+            for uppers_filled, upper in states.upper_rows.items():
+                lowers = states.lower_masks.get(filled - uppers_filled)
+                if lowers is None:
+                    continue
+                if flag:
+                    lowers = lowers[(lowers >> states.five_alike_box & 1) == 1]
+                # every lower mask i with every group g, solved as state `count + i * groups + g`
+                groups = len(upper.masks)
+                first = count + np.arange(len(lowers))[:, None] * groups
+                masks = lowers[:, None] | upper.masks
+                solved.append((masks.ravel(), np.broadcast_to(upper.totals, masks.shape).ravel(),
+                               np.full(masks.size, flag)))
+                copy_index = states.flat_index(lowers[:, None] | upper.copy_masks, upper.copy_totals, flag)
+                copies.append((copy_index.ravel(), (first + upper.copy_groups).ravel()))
+                count += len(lowers) * groups
         masks, uppers, flags = (np.concatenate(col) for col in zip(*solved))
-        order = np.lexsort((flags, uppers, masks))
+        _, width, depth = states.shape
+        order = np.argsort((states.sort_key(masks) * width + uppers) * depth + flags)
         rank = np.empty_like(order)
         rank[order] = np.arange(len(order))
-        copy_index, source = (np.concatenate(col) for col in zip(*copies)) if copies else \
-            (np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64))
+        copy_index, source = (np.concatenate(col) for col in zip(*copies))
         source = rank[source]
         by_source = np.argsort(source, kind="stable")
         masks, uppers, flags = masks[order], uppers[order], flags[order]
@@ -268,86 +328,7 @@ def layers(states: StateSpace) -> list[Layer]:
     return [Layer.of(states, filled) for filled in range(states.boxes)]
 
 
-# --- the kernel: scoring a box ------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class _Outcomes:
-    """What scoring each box can lead to, as rows the kernel evaluates for a whole batch at once.
-
-    A *next-state row* is one way a box moves the card: an upper box scoring k dice of its face (six
-    rows), the five-alike box scoring or not (two), any other box (one).  A *candidate row* is one
-    distinct outcome of a box: its points and its next-state row.  For each box, `rows` maps each roll
-    (kernel order) to its candidate row and `codes` to its next-state row + 1: the choice's number for
-    the moments, growing in table order."""
-    box: np.ndarray  # per next-state row
-    added: np.ndarray  # per next-state row: upper points added
-    flag: np.ndarray  # per next-state row: the flag after, or -1 to keep it
-    points: np.ndarray  # per candidate row
-    next_row: np.ndarray  # per candidate row
-    rows: tuple[np.ndarray, ...]  # per box: (252,)
-    codes: tuple[np.ndarray, ...]  # per box: (252, 1) int8
-
-    @classmethod
-    def of(cls, states: StateSpace) -> "_Outcomes":
-        scores = states.scores[_ROLL_ORDER]
-        box, added, flag, points, next_row, rows, codes = [], [], [], [], [], [], []
-        for c, face in enumerate(states.faces):
-            first = len(box)
-            if face:
-                per_roll = _FACE_COUNTS[face - 1]
-                states_after = [(face * k, -1, [face * k]) for k in range(DICE + 1)]
-            elif c == states.five_alike_box and states.tracks_five_alike:
-                per_roll = (scores[:, c] > 0).astype(np.intp)
-                states_after = [(0, 0, [0.0]), (0, 1, [float(scores[:, c].max())])]
-            else:
-                distinct, per_roll = np.unique(scores[:, c], return_inverse=True)
-                states_after = [(0, -1, list(distinct))]
-            next_of_roll = per_roll if len(states_after) > 1 else np.zeros_like(per_roll)
-            rows.append(len(points) + np.asarray(per_roll, dtype=np.intp))
-            codes.append((1 + first + next_of_roll).astype(np.int8)[:, None])
-            for i, (upper_added, flag_after, outcome_points) in enumerate(states_after):
-                box.append(c)
-                added.append(upper_added)
-                flag.append(flag_after)
-                points += outcome_points
-                next_row += [first + i] * len(outcome_points)
-        if len(box) >= np.iinfo(np.int8).max:
-            raise ValueError("too many outcomes for the kernel's choice codes")
-        return cls(np.array(box), np.array(added), np.array(flag), np.array(points, dtype=float),
-                   np.array(next_row, dtype=np.intp), tuple(rows), tuple(codes))
-
-    @cached_property
-    def upper_rows(self) -> np.ndarray:
-        """Candidate rows of upper boxes (the ones that can cross the bonus threshold)."""
-        return np.flatnonzero(self.added[self.next_row] > 0)
-
-
-class _Work:
-    """Work arrays for batches of up to `width` states, allocated once; `views(b)` shapes them for b."""
-
-    def __init__(self, width: int, moments: bool, next_rows: int):
-        rolls = len(_ROLLS)
-        self._next_rows = next_rows
-        self._keeps = [np.empty(LATTICE.rows * width) for _ in range(2 if moments else 1)]
-        self._rows = [np.empty(rolls * width) for _ in range(4)]
-        self._wins = np.empty(rolls * width, dtype=bool)
-        self._codes = [np.empty(rolls * width, dtype=np.int8) for _ in range(2)]
-        self._where = np.empty(rolls * width, dtype=np.intp)
-        self._chosen = [np.empty(LATTICE.rows * width, dtype=np.int16) for _ in range(2)] if moments else None
-        self._variances = np.empty((next_rows + 1) * width) if moments else None
-
-    def views(self, b: int) -> dict:
-        rolls = len(_ROLLS)
-        shaped = lambda buf, n: buf[:n * b].reshape(n, b)  # noqa: E731
-        final, candidate, gather, gather2 = (shaped(buf, rolls) for buf in self._rows)
-        views = dict(keeps=[shaped(buf, LATTICE.rows) for buf in self._keeps], final=final, candidate=candidate,
-                     gather=gather, gather2=gather2, wins=shaped(self._wins, rolls), where=shaped(self._where, rolls))
-        if self._chosen:
-            views.update(choice=shaped(self._codes[0], rolls), code=shaped(self._codes[1], rolls),
-                         chosen=shaped(self._chosen[0], LATTICE.rows), step=shaped(self._chosen[1], rolls),
-                         variances=shaped(self._variances, self._next_rows + 1))
-        return views
-
+# --- the kernel -------------------------------------------------------------------------------------
 
 class TurnKernel:
     """Solves batches of states of one rule set into its tables.
@@ -362,130 +343,15 @@ class TurnKernel:
         self.values, self.second_moments = values, second_moments
         self._flat_values = values.reshape(-1)
         self._flat_moments = second_moments.reshape(-1) if second_moments is not None else None
-        self._outcomes = _Outcomes.of(states)
-        self._work = _Work(width, second_moments is not None, len(self._outcomes.box))
+        if second_moments is None:
+            self._path = _ValuePath(self)
+        else:  # the maintainers' path (tools/write_manifest), in a module of its own
+            from .moments import MomentPath
+            self._path = MomentPath(self)
 
     def solve_batch(self, layer: Layer, lo: int, hi: int) -> None:
         """Solve layer states lo:hi and the states that copy them."""
-        w = self._work.views(hi - lo)
-        keeps = w["keeps"]
-        rolls = [k[LATTICE.size(DICE)] for k in keeps]
-        self._final_values(layer.masks[lo:hi], layer.uppers[lo:hi], layer.flags[lo:hi], w)
-        np.multiply(w["final"], OUTCOMES, out=rolls[0])
-        for rolls_left in (1, 2):
-            for channel in keeps:
-                _mean_over_completions(channel, w["gather"])
-            _best_sub_keep(keeps, w)
-            np.divide(rolls[0], OUTCOMES, out=rolls[0])  # a roll's value, rounded once
-            np.rint(rolls[0], out=rolls[0])
-            if rolls_left == 1:
-                np.multiply(rolls[0], OUTCOMES, out=rolls[0])
-        self._store(layer, lo, hi, *_first_roll_mean(rolls, w["candidate"]))
-
-    def _final_values(self, masks, uppers, flags, w) -> None:
-        """Each roll's value after the last roll of the turn, into `final` (table units): the best open
-        box, gain plus the next state's value.  With moments, the rolls' second moments of the rest of
-        the game: (gain + E[future])^2 + Var[future] of the box chosen."""
-        final, candidate, wins = w["final"], w["candidate"], w["wins"]
-        moments = self.second_moments is not None
-        table = self._candidate_table(masks, uppers, flags, w.get("variances"))
-        final.fill(-np.inf)
-        if moments:
-            w["choice"].fill(0)
-        for c, (rows, codes) in enumerate(zip(self._outcomes.rows, self._outcomes.codes)):
-            if (masks >> c & 1).all():
-                continue
-            table.take(rows, 0, candidate, "clip")
-            if moments:  # the last box to improve a roll is its choice, so the first box wins a tie
-                np.greater(candidate, final, out=wins)
-                np.multiply(wins, codes, out=w["code"])
-                np.maximum(w["choice"], w["code"], out=w["choice"])
-            np.maximum(final, candidate, out=final)
-        variance = None
-        if moments:
-            variance = w["gather"]
-            _pick_rows(w["variances"], w["choice"], w["where"], variance)
-        if self.states.tracks_five_alike:
-            self._forced_joker(masks, uppers, flags, final, variance)
-        if not (final.min() > -np.inf and final.max() < EXACT_LIMIT):
-            raise FloatingPointError("roll values out of the exact range")
-        if moments:
-            second = w["keeps"][1][LATTICE.size(DICE)]
-            np.multiply(final, 1.0 / POINT, out=second)
-            np.square(second, out=second)
-            np.add(second, variance, out=second)
-
-    def _candidate_table(self, masks, uppers, flags, variances) -> np.ndarray:
-        """(candidate rows, batch): every outcome's gain plus its next state's value, -inf where its box
-        is filled; with moments, the next states' variances into rows 1.. of `variances` (row 0: none)."""
-        out, threshold = self._outcomes, self.states.threshold
-        totals = np.minimum(threshold, uppers[None, :] + out.added[:, None])
-        index = self.states.flat_index(masks[None, :] | (1 << out.box)[:, None], totals,
-                                       np.where(out.flag[:, None] < 0, flags[None, :], out.flag[:, None]))
-        future, var = self._future(index)
-        if var is not None:
-            variances[0] = 0.0
-            variances[1:] = var
-        future[(masks[None, :] >> out.box[:, None] & 1) == 1] = -np.inf
-        table = future[out.next_row]
-        table += out.points[:, None] * POINT
-        upper = out.upper_rows
-        crossed = (uppers[None, :] < threshold) & (totals[out.next_row[upper]] >= threshold)
-        table[upper] += np.where(crossed, self.states.rules.upper_bonus * POINT, 0.0)
-        return table
-
-    def _future(self, index):
-        """Value (table units) of the states at these flat positions, and the variance of their future
-        score (points^2) when moments are solved."""
-        value = self._flat_values.take(index)
-        if self._flat_moments is None:
-            return value, None
-        return value, self._flat_moments.take(index) - np.square(value / POINT)
-
-    def _forced_joker(self, masks, uppers, flags, final, variance) -> None:
-        """Five alike with the five-alike box filled: the forced joker decides the legal boxes, and a box
-        holding 50 earns the bonus.  Overwrites those rolls' values (and variances) for those states."""
-        st = self.states
-        rows = np.flatnonzero(masks >> st.five_alike_box & 1)
-        if not rows.size:
-            return
-        m, u, y = masks[rows], uppers[rows], flags[rows]
-        threshold = st.threshold
-        bonus = st.rules.yahtzee_bonus * y
-        lower_open = np.zeros(rows.size, bool)
-        for c in range(st.boxes):
-            if not st.faces[c]:
-                lower_open |= (m >> c & 1) == 0
-        for f in FACES:
-            own = st.faces.index(f) if f in st.faces else -1
-            own_open = (m >> own & 1) == 0 if own >= 0 else np.zeros(rows.size, bool)
-            best = np.full(rows.size, -np.inf)
-            chosen_var = np.zeros(rows.size)
-            for c in range(st.boxes):
-                is_open = (m >> c & 1) == 0
-                if c == own:
-                    legal = is_open
-                    totals = np.minimum(threshold, u + DICE * f)
-                    points = DICE * f + np.where((u < threshold) & (totals >= threshold), st.rules.upper_bonus, 0)
-                elif st.faces[c]:
-                    legal = is_open & ~own_open & ~lower_open
-                    totals, points = u, np.zeros(rows.size)
-                else:
-                    legal = is_open & ~own_open
-                    joker = st.rules.categories[c].joker_points
-                    totals, points = u, np.full(rows.size, float(DICE * f if joker is None else joker))
-                if not legal.any():
-                    continue
-                future, var = self._future(st.flat_index(m | (1 << c), totals, y))
-                candidate = np.where(legal, (points + bonus) * POINT + future, -np.inf)
-                if var is not None:
-                    np.copyto(chosen_var, var, where=candidate > best)
-                np.maximum(best, candidate, out=best)
-            final[_FIVE_ALIKE[f - 1], rows] = best
-            if variance is not None:
-                variance[_FIVE_ALIKE[f - 1], rows] = chosen_var
-
-    def _store(self, layer: Layer, lo: int, hi: int, value, moment) -> None:
+        value, moment = self._path.solve(layer.masks[lo:hi], layer.uppers[lo:hi], layer.flags[lo:hi])
         start, stop = np.searchsorted(layer.copy_source, [lo, hi])
         copies, source = layer.copy_index[start:stop], layer.copy_source[start:stop] - lo
         for table, result in ((self._flat_values, value), (self._flat_moments, moment)):
@@ -493,69 +359,318 @@ class TurnKernel:
                 table[layer.index[lo:hi]] = result
                 table[copies] = result[source]
 
-
-def _pick_rows(table: np.ndarray, rows: np.ndarray, where: np.ndarray, out: np.ndarray) -> None:
-    """out[i, j] = table[rows[i, j], j]: a row of `table` picked per element."""
-    b = table.shape[1]
-    np.multiply(rows, np.intp(b), out=where, dtype=np.intp)
-    np.add(where, np.arange(b), out=where)
-    table.reshape(-1).take(where, out=out, mode="clip")
-
-
-# --- the kernel: earlier in the turn --------------------------------------------------------------
-
-def _mean_over_completions(keeps: np.ndarray, gather: np.ndarray) -> None:
-    """Down the lattice: each keep of s dice gets the mean of its six keeps of s + 1 dice, from the rolls
-    (size 5) down to the empty keep (on 7776 x values: exact)."""
-    for s in range(DICE - 1, -1, -1):
-        out, src = keeps[LATTICE.size(s)], keeps[LATTICE.size(s + 1)]
-        part = gather[:len(out)]
-        first, *rest = LATTICE.children[s]
-        src.take(first, 0, out, "clip")
-        for child in rest:
-            src.take(child, 0, part, "clip")
-            np.add(out, part, out=out)
-        np.divide(out, 6.0, out=out)
+    def future(self, index):
+        """Value (table units) of the states at these flat positions, and the variance of their future
+        score (points^2) when moments are solved."""
+        value = self._flat_values.take(index)
+        if self._flat_moments is None:
+            return value, None
+        return value, self._flat_moments.take(index) - np.square(value / POINT)
 
 
-def _best_sub_keep(keeps: list[np.ndarray], w: dict) -> None:
-    """Up the lattice: each keep gets the best value among itself and its sub-keeps (a tie keeps the
-    bigger keep, then the first parent).  With moments, the rolls then get the second moment of the
-    sub-keep chosen: each keep tracks its choice (a row number) on the way up."""
-    values, moments = keeps[0], keeps[1] if len(keeps) > 1 else None
-    chosen = w.get("chosen")
-    if moments is not None:
-        np.copyto(chosen, _ROW_IDS)
-    for s in range(1, DICE + 1):
-        cur_all, prev = values[LATTICE.size(s)], values[LATTICE.size(s - 1)]
-        for parent in LATTICE.parents[s]:
-            n = len(parent)
-            cur, part = cur_all[:n], w["gather"][:n]
-            prev.take(parent, 0, part, "clip")
-            if moments is not None:  # chosen = parent's choice where it is better (as exact arithmetic:
-                better, step = w["wins"][:n], w["step"][:n]  # a masked copy is slow on random masks)
-                np.greater(part, cur, out=better)
-                mine = chosen[LATTICE.size(s)][:n]
-                chosen[LATTICE.size(s - 1)].take(parent, 0, step, "clip")
-                np.subtract(step, mine, out=step)
-                np.multiply(step, better, out=step)
-                np.add(mine, step, out=mine)
-            np.maximum(cur, part, out=cur)
-    if moments is not None:
-        picked = w["gather2"]
-        _pick_rows(moments, chosen[LATTICE.size(DICE)], w["where"], picked)
-        np.copyto(moments[LATTICE.size(DICE)], picked)
+def _aligned(n: int, dtype=float) -> np.ndarray:
+    """An empty 1-d array of n elements whose data starts on an ALIGN-byte boundary."""
+    size = np.dtype(dtype).itemsize
+    raw = np.empty(n * size + ALIGN, dtype=np.uint8)
+    start = -raw.ctypes.data % ALIGN
+    return raw[start:start + n * size].view(dtype)
 
 
-def _first_roll_mean(rolls: list[np.ndarray], work: np.ndarray):
-    """The turn's value before its first roll (rounded, table units): the roll values' mean over the
-    7776 throws; and the second moment's mean."""
-    np.multiply(rolls[0], _WAYS[:, None], out=work)
-    value = np.rint(work.sum(axis=0) / OUTCOMES)
-    if len(rolls) == 1:
-        return value, None
-    np.multiply(rolls[1], (_WAYS / OUTCOMES)[:, None], out=work)
-    return value, work.sum(axis=0)
+class _Buffers:
+    """Work arrays for batches of up to `width` states, allocated once and aligned: `view(name, b)` is
+    the named array shaped (rows, b) for a batch of b states (rows start aligned when b is a multiple
+    of 8)."""
+
+    def __init__(self, width: int, rows: dict[str, tuple[int, type]]):
+        self._rows = {name: n for name, (n, _) in rows.items()}
+        self._buffers = {name: _aligned(n * width, dtype) for name, (n, dtype) in rows.items()}
+
+    def view(self, name: str, b: int) -> np.ndarray:
+        return self._buffers[name][:self._rows[name] * b].reshape(self._rows[name], b)
+
+
+# --- the values: each roll's best box ---------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Candidates:
+    """Each distinct way to score a box after the last roll: the box, its points (table units) and its
+    successor row (`Successors`).  `of_roll[c, r]` is box c's candidate for roll r (kernel order)."""
+    box: np.ndarray
+    points: np.ndarray
+    next_row: np.ndarray
+    of_roll: np.ndarray  # (boxes, 252)
+
+    @classmethod
+    def of(cls, states: StateSpace) -> "_Candidates":
+        rows = states.successors.row_of[:, _ROLL_ORDER]
+        points = states.successors.points[:, _ROLL_ORDER]
+        box = np.broadcast_to(np.arange(states.boxes)[:, None], rows.shape)
+        keys = np.stack([box.ravel(), rows.ravel(), points.ravel()], axis=1)
+        distinct, of_roll = np.unique(keys, axis=0, return_inverse=True)
+        return cls(distinct[:, 0].astype(np.intp), distinct[:, 2], distinct[:, 1].astype(np.intp),
+                   of_roll.reshape(rows.shape))
+
+
+@dataclass(frozen=True)
+class _BestBoxPlan:
+    """How a batch finds each roll's best box, for a batch whose states all have the boxes of a mask
+    filled (those boxes are left out).
+
+    The batch's candidate table has a row per candidate of the other boxes, those worth no points
+    first, then a last row: their best, the *best zero*.  Writing nothing in a box is worth the same
+    after every roll that scores nothing there, and never more than writing the points of a roll that
+    scores there: the points still to come plus the upper bonus already earned never fall as the upper
+    total or the flag rises (by induction over the layers: every candidate rises with them, and the
+    turn's arithmetic, rounding included, is monotone), so points now never cost points later
+    (`test_points_now_never_cost_points_later` checks it on the tables).  So a roll's best box is the
+    best of the best zero and of its *entries*, the candidates that score points for it.
+
+    Slot j holds the j-th entry of each roll that has more than j, the rolls with the most entries first
+    (`inverse`: kernel roll -> position in that order), so that every slot is a prefix; the first slot
+    has every roll, the best zero's row standing in for a missing entry."""
+    next_rows: np.ndarray  # the successor rows the candidates lead to
+    offsets: np.ndarray  # (next rows, upper totals x flags): `Successors.offsets` of those rows
+    bonuses: np.ndarray  # (next rows, upper totals): `Successors.bonuses` of those rows
+    bits: np.ndarray  # (next rows, 1): the bit of each row's box
+    candidate_next: np.ndarray  # per candidate row: its position among next_rows
+    candidate_points: np.ndarray  # (candidate rows, 1), table units
+    zeros: int  # candidate rows 0..zeros - 1 are worth no points
+    slots: tuple[np.ndarray, ...]  # candidate rows
+    inverse: np.ndarray
+    joker: "_JokerPlan | None"
+
+    @classmethod
+    def of(cls, states: StateSpace, candidates: _Candidates, filled: int) -> "_BestBoxPlan":
+        is_open = (filled >> np.arange(states.boxes) & 1) == 0
+        used = is_open[candidates.box]
+        table_rows = np.concatenate([np.flatnonzero(used & (candidates.points == 0)),
+                                     np.flatnonzero(used & (candidates.points > 0))])
+        position = np.full(len(candidates.box), -1)
+        position[table_rows] = np.arange(len(table_rows))
+        next_rows, candidate_next = np.unique(candidates.next_row[table_rows], return_inverse=True)
+        slots, inverse = _slots(position, candidates, is_open, len(table_rows))
+        succ = states.successors
+        offsets = succ.offsets.reshape(-1, len(succ.bits)).T[next_rows]
+        joker = _JokerPlan.of(states, next_rows) if states.tracks_five_alike else None
+        return cls(next_rows, np.ascontiguousarray(offsets), np.ascontiguousarray(succ.bonuses.T[next_rows]),
+                   succ.bits[next_rows][:, None], candidate_next.reshape(-1),
+                   candidates.points[table_rows][:, None], int((candidates.points[table_rows] == 0).sum()),
+                   slots, inverse, joker)
+
+
+def _slots(position: np.ndarray, candidates: _Candidates, is_open: np.ndarray, zero_row: int):
+    """`_BestBoxPlan.slots` and `inverse` from each candidate's row in the batch's table (`zero_row`: the
+    best zero's)."""
+    of_roll = candidates.of_roll[is_open]  # (open boxes, 252)
+    scoring = candidates.points[of_roll] > 0
+    rolls = np.broadcast_to(np.arange(len(_ROLLS)), of_roll.shape)[scoring]
+    rows = position[of_roll][scoring]
+    counts = np.bincount(rolls, minlength=len(_ROLLS))
+    inverse = np.empty(len(_ROLLS), dtype=np.intp)
+    inverse[np.argsort(-counts, kind="stable")] = np.arange(len(_ROLLS))
+    by_place = np.argsort(inverse[rolls], kind="stable")
+    places, rows = inverse[rolls][by_place], rows[by_place]
+    rank = np.arange(len(rows)) - np.searchsorted(places, places)  # j: the roll's j-th entry
+    first = np.full(len(_ROLLS), zero_row, dtype=np.intp)
+    first[:(counts > 0).sum()] = rows[rank == 0]
+    return (first, *(rows[rank == j].astype(np.intp) for j in range(1, counts.max(initial=0)))), inverse
+
+
+@dataclass(frozen=True)
+class _JokerPlan:
+    """Five alike under the forced joker (`forced_joker_values` says the rule), read from a batch's
+    successor rows (positions among the plan's `next_rows`; a box filled in every state of the batch has
+    none): per face the row of its own upper box scoring five dice, else -1; the only row of each lower
+    box, with its joker points per face; the row of each upper box scoring 0."""
+    own: np.ndarray  # (6,)
+    own_points: np.ndarray  # (6, 1), table units
+    lower: np.ndarray  # (lower boxes,)
+    lower_points: np.ndarray  # (6, lower boxes, 1), table units
+    upper: np.ndarray  # (upper boxes,)
+
+    @classmethod
+    def of(cls, states: StateSpace, next_rows: np.ndarray) -> "_JokerPlan":
+        succ = states.successors
+        where = {row: i for i, row in enumerate(next_rows.tolist())}
+        own = [where.get(int(succ.row_of[states.faces.index(f), space.FIVE_ALIKE_ROLLS[f - 1]]), -1)
+               if f in states.faces else -1 for f in FACES]
+        lower = [c for c in succ.lower_boxes if succ.plain_row[c] in where]
+        upper = [c for c, face in enumerate(states.faces) if face and succ.plain_row[c] in where]
+        points = [[succ.joker_points[f - 1][c] * POINT for c in lower] for f in FACES]
+        return cls(np.array(own, dtype=np.intp), np.array([[DICE * f * POINT] for f in FACES]),
+                   np.array([where[succ.plain_row[c]] for c in lower], dtype=np.intp),
+                   np.array(points).reshape(len(FACES), len(lower), 1),
+                   np.array([where[succ.plain_row[c]] for c in upper], dtype=np.intp))
+
+    def values(self, future: np.ndarray, bonus: np.ndarray) -> np.ndarray:
+        """(6 faces, states): the best legal box for five alike, from the states' successor values (-inf
+        for a filled box) and their Yahtzee bonus (table units): the own upper box if open, else the
+        best open lower box, else the best open upper box (at 0)."""
+        states = future.shape[1]
+        own = np.full((len(FACES), states), -np.inf)
+        has_own = self.own >= 0
+        own[has_own] = future[self.own[has_own]] + self.own_points[has_own]
+        lower = np.full_like(own, -np.inf)
+        if len(self.lower):
+            np.max(future[self.lower] + self.lower_points, axis=1, out=lower)
+        upper = future[self.upper].max(axis=0) if len(self.upper) else np.full(states, -np.inf)
+        best = np.where(own > -np.inf, own, np.where(lower > -np.inf, lower, upper))
+        return best + bonus
+
+
+class _ValuePath:
+    """The values of a batch of states: each roll's best box, then two rolls earlier, then the mean."""
+
+    def __init__(self, kernel: TurnKernel):
+        self.states = kernel.states
+        self._flat_values = kernel.values.reshape(-1)
+        self._candidates = _Candidates.of(self.states)
+        self._plans: dict[int, _BestBoxPlan] = {}
+        self._walk_views: dict[int, _Walks] = {}
+        scoring = (self.states.scores > 0).sum(axis=0)
+        # the boxes a plan may leave out: those that score on half the rolls or more (leaving out one that
+        # scores on fewer saves less than making more plans costs)
+        self._costly = sum(1 << c for c in range(self.states.boxes) if 2 * scoring[c] >= len(_ROLLS))
+        next_rows = len(self.states.successors.bits)
+        self._buffers = _Buffers(kernel.width, {
+            "keeps": (LATTICE.rows, float), "part": (len(_ROLLS), float), "best": (len(_ROLLS), float),
+            "table": (len(self._candidates.box) + 1, float), "future": (next_rows, float),
+            "index": (next_rows, np.int64), "filled": (next_rows, bool)})
+
+    def solve(self, masks, uppers, flags) -> tuple[np.ndarray, None]:
+        b = len(masks)
+        plan = self._plan(int(np.bitwise_and.reduce(masks)) & self._costly)
+        walks = self._walks(b)
+        rolls = walks.rolls
+        future = self._future(plan, masks, uppers, flags, b)
+        _best_boxes(plan, self._candidate_table(plan, future, b), rolls, self._buffers.view("part", b), walks.best)
+        if plan.joker is not None:
+            self._forced_joker(plan.joker, masks, flags, future, rolls)
+        if not (rolls.min() >= 0 and rolls.max() < EXACT_LIMIT):
+            raise FloatingPointError("roll values out of the exact range")
+        for _ in range(2):  # after the second roll, then after the first
+            walks.one_roll_earlier()
+        return np.rint(np.einsum("r,rs->s", _WAYS, rolls) / OUTCOMES), None
+
+    def _walks(self, b: int) -> "_Walks":
+        """The walks for a batch of b states (a few widths a solve: the full one, and each layer's last)."""
+        walks = self._walk_views.get(b)
+        if walks is None:
+            views = (self._buffers.view(name, b) for name in ("keeps", "part", "best"))
+            walks = self._walk_views[b] = _Walks(*views)
+        return walks
+
+    def _plan(self, filled: int) -> _BestBoxPlan:
+        """The plan of a batch whose states all have these boxes filled (a few hundred masks a solve)."""
+        plan = self._plans.get(filled)
+        if plan is None:
+            plan = self._plans[filled] = _BestBoxPlan.of(self.states, self._candidates, filled)
+        return plan
+
+    def _future(self, plan: _BestBoxPlan, masks, uppers, flags, b: int) -> np.ndarray:
+        """(plan's successor rows, states): the upper bonus each row earns plus the value of the state it
+        leads to, -inf where its box is filled."""
+        rows = len(plan.next_rows)
+        index, future, filled = (self._buffers.view(name, b)[:rows] for name in ("index", "future", "filled"))
+        plan.offsets.take(uppers * self.states.shape[2] + flags, 1, index, "clip")
+        np.add(index, masks * self.states.successors.stride, out=index)
+        self._flat_values.take(index, None, future, "clip")  # clip: filled boxes
+        np.add(future, plan.bonuses.take(uppers, 1), out=future)
+        np.bitwise_and(masks, plan.bits, out=index)
+        np.not_equal(index, 0, out=filled)
+        np.copyto(future, -np.inf, where=filled)
+        return future
+
+    def _candidate_table(self, plan: _BestBoxPlan, future: np.ndarray, b: int) -> np.ndarray:
+        """(plan's candidate rows + 1, states): each candidate's points plus its successor's future; the
+        last row, the best of those worth no points (-inf if none)."""
+        table = self._buffers.view("table", b)[:len(plan.candidate_next) + 1]
+        candidates = table[:-1]
+        future.take(plan.candidate_next, 0, candidates, "clip")
+        np.add(candidates, plan.candidate_points, out=candidates)
+        if plan.zeros:
+            np.max(candidates[:plan.zeros], axis=0, out=table[-1])
+        else:
+            table[-1].fill(-np.inf)
+        return table
+
+    def _forced_joker(self, joker: _JokerPlan, masks, flags, future, rolls) -> None:
+        """Five alike with the five-alike box filled: overwrite those rolls' values for those states."""
+        st = self.states
+        states = np.flatnonzero(masks >> st.five_alike_box & 1)
+        if states.size:
+            bonus = flags[states] * (st.rules.yahtzee_bonus * POINT)
+            rolls[_FIVE_ALIKE[:, None], states] = joker.values(future[:, states], bonus)
+
+
+def _best_boxes(plan: _BestBoxPlan, table: np.ndarray, rolls: np.ndarray, part: np.ndarray,
+                best: np.ndarray) -> None:
+    """Each roll's value after the last roll of the turn, into `rolls` (kernel order): the best of the
+    best zero and the roll's entries (`_BestBoxPlan`)."""
+    first, *rest = plan.slots
+    table.take(first, 0, best, "clip")
+    np.maximum(best, table[-1], out=best)
+    for slot in rest:
+        n = len(slot)
+        table.take(slot, 0, part[:n], "clip")
+        np.maximum(best[:n], part[:n], out=best[:n])
+    best.take(plan.inverse, 0, rolls, "clip")
+
+
+_SCALES = tuple((LATTICE.size(s), float(6 ** s)) for s in range(1, DICE))  # 6^s for a keep of s dice
+
+
+class _Walks:
+    """The two lattice walks of a turn for batches of one width, on the value path's work arrays: every
+    view and index array they use prepared once, so that a batch only calls numpy (a few hundred calls,
+    whose own cost is a tenth of a batch's)."""
+
+    def __init__(self, keeps: np.ndarray, part: np.ndarray, best: np.ndarray):
+        self.rolls, self.best = keeps[LATTICE.size(DICE)], best
+        self._down = []
+        for s in range(DICE - 1, -1, -1):
+            out = keeps[LATTICE.size(s)]
+            first, *rest = LATTICE.children[s]
+            self._down.append((out, keeps[LATTICE.size(s + 1)], part[:len(out)], first, tuple(rest)))
+        self._scales = tuple((keeps[size], scale) for size, scale in _SCALES)
+        self._up = tuple((keeps[LATTICE.size(s)][:len(parent)], keeps[LATTICE.size(s - 1)], part[:len(parent)],
+                          parent) for s in range(1, DICE) for parent in LATTICE.parents[s])
+        self._below = keeps[LATTICE.size(DICE - 1)]
+        self._first, *rest = LATTICE.parents[DICE]  # every roll has a first parent
+        self._rest = tuple((best[:len(parent)], part[:len(parent)], parent) for parent in rest)
+
+    def one_roll_earlier(self) -> None:
+        """The rolls' values one roll earlier, in place: each roll's best of scoring now (or rolling on:
+        its value as it is) and of its best sub-keep, that divided by 7776 and rounded.  (Rounding
+        commutes with the maximum, a roll's value being an integer.)"""
+        self._sum_down()
+        self._best_below()
+        np.divide(self.best, OUTCOMES, out=self.best)
+        np.rint(self.best, out=self.best)
+        np.maximum(self.rolls, self.best, out=self.rolls)
+
+    def _sum_down(self) -> None:
+        """Down the lattice: each keep of s < 5 dice gets 7776 x its mean over its completions, exactly.
+        First the sums S (a roll's S is its value; a keep's, the sum of its six keeps one die bigger, so
+        the sum over its 6^(5 - s) ordered completions); then each size times 6^s, without a division."""
+        for out, bigger, gathered, first, rest in self._down:
+            bigger.take(first, 0, out, "clip")
+            for child in rest:
+                bigger.take(child, 0, gathered, "clip")
+                np.add(out, gathered, out=out)
+        for keeps, scale in self._scales:
+            np.multiply(keeps, scale, out=keeps)
+
+    def _best_below(self) -> None:
+        """Up the lattice: each keep of 1 to 4 dice gets the best value among itself and its sub-keeps;
+        then `best`, each roll's best sub-keep (itself left out)."""
+        for keeps, smaller, gathered, parent in self._up:
+            smaller.take(parent, 0, gathered, "clip")
+            np.maximum(keeps, gathered, out=keeps)
+        self._below.take(self._first, 0, self.best, "clip")
+        for best, gathered, parent in self._rest:
+            self._below.take(parent, 0, gathered, "clip")
+            np.maximum(best, gathered, out=best)
 
 
 # --- the whole programme ------------------------------------------------------------------------------
