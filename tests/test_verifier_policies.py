@@ -26,7 +26,7 @@ from fairdice.game import Game, Setup
 from test_verifier_support import server_code_blocked_env, simulated
 from verifier import optimal
 from verifier.botcheck import HASHES, PUBLISHED, PublishedBots
-from verifier.policies import EV_UNIT, POLICIES, choose
+from verifier.policies import EV_UNIT, POLICIES, decide, ranked
 from verifier.spec import CATEGORIES, UPPER, Deriver, canonical
 from verifier.turn import card_key
 
@@ -47,8 +47,8 @@ def core_candidates(bot: str, position) -> list[tuple]:
 def own_candidates(bot: str, tables: PublishedBots, rules: str, boxes: dict, dice: tuple, roll: int,
                    upper_first: bool) -> list[tuple]:
     if bot == "optimal":
-        return [tuple(c) for c in optimal.candidates(tables.table(rules), boxes, dice, roll)]
-    return [tuple(c) for c in POLICIES[bot](rules, boxes, dice, roll, upper_first)]
+        return [tuple(c) for c in ranked(optimal.choices(tables.table(rules), boxes, dice, roll), dice)]
+    return [tuple(c) for c in ranked(POLICIES[bot](rules, boxes, dice, roll, upper_first), dice)]
 
 
 def tied(candidates, tolerance) -> list:
@@ -170,14 +170,16 @@ def test_the_example_decisions_follow_from_two_successor_values():
     derive = Deriver(bytes.fromhex(ctx["server_seed"]), ctx["game_id"], ctx["client_seeds"])
     assert len(EXAMPLE["decisions"]) >= 2 and all(d["m"] > 1 for d in EXAMPLE["decisions"])
     for d in EXAMPLE["decisions"]:
-        ranked = optimal.candidates(table, card, tuple(d["dice"]), d["roll"])
+        dice = tuple(d["dice"])
+        choices = optimal.choices(table, card, dice, d["roll"])
+        candidates = ranked(choices, dice)
         expected = [(("roll", tuple(c["hold"])) if "hold" in c else ("score", c["box"]), c["value"])
                     for c in d["candidates"]]
-        assert [tuple(c) for c in ranked] == expected
-        for c, got in zip(d["candidates"], ranked):  # each value is its exact numerator over its denominator
+        assert [tuple(c) for c in candidates] == expected
+        for c, got in zip(d["candidates"], candidates):  # each value is its exact numerator over its denominator
             assert got.value == (c["numerator"] / 7776 / (1 << 29) if "hold" in c else c["numerator"] / (1 << 29))
         drawn = []
-        decision = choose(ranked, lambda m: drawn.append(m) or derive.tiebreak(0, ctx["turn"], d["roll"], m),
+        decision = decide(choices, dice, lambda m: drawn.append(m) or derive.tiebreak(0, ctx["turn"], d["roll"], m),
                           optimal.TIE_TOLERANCE)
         assert drawn == [d["m"]]
         assert decision == (("roll", tuple(d["decision"]["hold"])) if "hold" in d["decision"]

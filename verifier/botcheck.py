@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from . import optimal
-from .policies import POLICIES, choose
+from .policies import POLICIES, decide
 from .spec import canonical, sha256_hex
 
 PUBLISHED = {  # SPEC §8.6: each bot's version and params; its hash is SHA-256 of canonical {id, version, params}
@@ -63,8 +63,7 @@ class PublishedBots:
         earned so far, decides nothing: it is accepted for the replay's sake.)"""
         dice = tuple(dice)
         if bot_id != "optimal":
-            return choose(POLICIES[bot_id](rules, boxes, dice, roll, upper_first), tiebreak)
+            return decide(POLICIES[bot_id](rules, boxes, dice, roll, upper_first), dice, tiebreak)
         if upper_first:
             raise ValueError("the optimal bot does not play the upper_first house rule (SPEC §4.5)")
-        ranked = optimal.candidates(self.table(rules), boxes, dice, roll)
-        return choose(ranked, tiebreak, optimal.TIE_TOLERANCE)
+        return decide(optimal.choices(self.table(rules), boxes, dice, roll), dice, tiebreak, optimal.TIE_TOLERANCE)

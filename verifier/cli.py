@@ -24,7 +24,7 @@ from .replay import CHECKS
 from .results import unsigned_warning
 
 PROG = "fairdice-verify"
-_options: dict = {}  # per process: the options of verify_file (set before the pool forks)
+_options: dict = {}  # per process: the options of verify_file (set before the pool forks, and inherited)
 
 
 def _init(options: dict) -> None:
@@ -50,15 +50,19 @@ def verify_all(files: list[str], options: dict, jobs: int, progress: bool = True
             last = now
             print(f"{PROG}: {done}/{len(files)} logs ({done / (now - start):.0f}/s)", file=sys.stderr, flush=True)
 
+    _init(options)
     if jobs > 1 and len(files) >= 64:
-        ctx = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+        # the first log is verified here, before the workers fork: the tables it needs are read, and the turns its
+        # bots played are solved (every game's first turns among them), once for all the workers, which inherit them
+        yield _work(files[0])
+        forked = "fork" in multiprocessing.get_all_start_methods()
+        ctx = multiprocessing.get_context("fork" if forked else None)
         chunk = max(1, min(64, len(files) // (jobs * 16)))
-        with ctx.Pool(jobs, initializer=_init, initargs=(options,)) as pool:
-            for done, r in enumerate(pool.imap(_work, files, chunksize=chunk), 1):
+        with ctx.Pool(jobs, initializer=None if forked else _init, initargs=() if forked else (options,)) as pool:
+            for done, r in enumerate(pool.imap(_work, files[1:], chunksize=chunk), 2):
                 tick(done)
                 yield r
     else:
-        _init(options)
         for done, path in enumerate(files, 1):
             tick(done)
             yield _work(path)

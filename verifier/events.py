@@ -162,8 +162,8 @@ class EventReplay:
         """A roll during play: exactly the six fields of a roll (a human seat's seven in version 3), of their JSON
         types (log.format); the seat, turn and roll whose move it is (turn.order, roll.count, bot.decision); a legal
         hold (roll.hold); every die re-derived (roll.dice). The usual roll passes the conditions here, which record
-        nothing; anything else goes to check_roll and check_dice, which check it in that order and say what is
-        wrong."""
+        nothing (a bot's then has only its decision checked); anything else goes to check_roll and check_dice, which
+        check it in that order and say what is wrong."""
         try:
             seat, turn, roll, hold, logged = ROLL_FIELDS(ev)
         except KeyError:
@@ -173,9 +173,10 @@ class EventReplay:
         if not (len(ev) == size and (size == 6 or carries_player_signature(ev)) and seat == cur
                 and turn == st.filled[cur] + 1 and roll == st.rolls + 1 and type(seat) is int and type(turn) is int
                 and type(roll) is int and roll < 4
-                and type(hold) is list and (not hold or (roll > 1 and all_ints(hold) and tuple(hold) in HOLDS))
-                and not self.is_bot[cur]):
+                and type(hold) is list and (not hold or (roll > 1 and all_ints(hold) and tuple(hold) in HOLDS))):
             self.check_roll(st, i, ev)
+        elif self.is_bot[cur] and st.rolls:  # in order: only a bot's decision is left to check (check_move)
+            self.bots.check_decision(st, i, ev, turn)
         if derive is not None:
             dice = derive.roll(seat, turn, roll)
         else:  # no revealed seed: the logged dice are taken, once their format is checked
@@ -217,8 +218,9 @@ class EventReplay:
         """A box filled during play: exactly the nine fields of a score (a human seat's ten in version 3; log.format;
         the types of those that recompute are checked with their values); the seat and turn whose move it is, after
         a roll (turn.order, roll.count, bot.decision); a box the dice may go into (score.category); the points,
-        joker, bonuses and running total (score.points). The usual score passes the conditions here; anything else
-        goes to check_score, which checks it in that order and says what is wrong."""
+        joker, bonuses and running total (score.points). The usual score passes the conditions here (a bot's then has
+        only its decision checked); anything else goes to check_score, which checks it in that order and says what is
+        wrong."""
         try:
             seat, turn, cat = SCORE_MOVE(ev)
             found = SCORE_VALUES(ev)  # (points, joker, yahtzee_bonus, upper_bonus, total)
@@ -228,8 +230,10 @@ class EventReplay:
         size = self.score_size[cur]
         if not (len(ev) == size and (size == 9 or carries_player_signature(ev)) and seat == cur
                 and turn == st.filled[cur] + 1 and type(seat) is int and type(turn) is int and st.rolls
-                and type(cat) is str and not self.is_bot[cur]):
+                and type(cat) is str):
             self.check_score(st, i, ev)
+        elif self.is_bot[cur]:  # in order: only a bot's decision is left to check (check_move)
+            self.bots.check_decision(st, i, ev, turn)
         mine = self.fill_box(st, i, cat)
         if found != mine or type(found[0]) is not int or type(found[1]) is not bool or \
                 type(found[2]) is not int or type(found[3]) is not int or type(found[4]) is not int:

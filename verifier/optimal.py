@@ -15,19 +15,19 @@ import os
 import struct
 import sys
 from array import array
-from functools import lru_cache
+from itertools import repeat
+from operator import truediv
 from pathlib import Path
 
-from .policies import Candidate
+from .policies import Choices
 from .spec import CATEGORIES, UPPER
-from .turn import (OUTCOMES, best_over_subkeeps, best_per_roll, card_key, hold_candidates, keep_sums, roll_boxes,
-                   round_half_even)
+from .turn import (FIVE_ALIKE_BOX, OUTCOMES, BoxValues, TurnCache, best_over_subkeeps, card_state, keep_sums,
+                   round_half_even, roll_index, rounded_means, sub_keeps)
 
 SCALE_BITS = 29
 SCALE = 1 << SCALE_BITS  # one point in table units
 THRESHOLD = 63  # upper totals are kept capped here
 TIE_TOLERANCE = 1e-9  # in points, on the binary64 values (SPEC §4.6)
-FIVE_ALIKE_BOX = {"classic13": "yahtzee"}  # the rule sets whose table has the Yahtzee-50 axis
 NPY_MAGIC = b"\x93NUMPY"
 GET_IT = ("get it with `fairdice tables build --rules {rules}` (which writes it into fairdice's cache directory, "
           "where this verifier looks by default), or compute it from SPEC §4.6 with a programme of your own, and "
@@ -91,12 +91,15 @@ def npy_payload(data: bytes, where: Path, rules: str) -> bytes:
 
 
 class Table:
-    """One rule set's table, checked against its published digest: V[state] in units of 2^-29 point."""
+    """One rule set's table, checked against its published digest: V[state] in units of 2^-29 point; and the
+    turns solved from it so far (`turns`: the within-turn solve of each state met, for the logs that follow)."""
 
     def __init__(self, rules: str, values: array):
         self.rules, self.values = rules, values
         self.flags = shape(rules)[2]
-        self.five_alike = FIVE_ALIKE_BOX.get(rules)
+        self.five_alike = FIVE_ALIKE_BOX.get(rules)  # the box of the Yahtzee-50 axis, if the table has one
+        self.bits = {category: 1 << c for c, category in enumerate(CATEGORIES[rules])}  # in the mask
+        self.turns = TurnCache(Turn)
 
     @classmethod
     def load(cls, rules: str, digest: str, tables: str | None = None) -> "Table":
@@ -115,19 +118,22 @@ class Table:
 
     def state(self, boxes: dict) -> tuple[int, int, int]:
         """(filled boxes as a mask, bit c for the c-th box in table order; upper total capped at 63;
-        1 when the Yahtzee box holds 50)."""
-        mask = sum(1 << c for c, cat in enumerate(CATEGORIES[self.rules]) if boxes[cat] is not None)
-        upper = min(THRESHOLD, sum(boxes[c] or 0 for c in UPPER))
-        return mask, upper, int(self.five_alike is not None and boxes[self.five_alike] == 50)
+        1 when the Yahtzee box holds 50): turn.card_state."""
+        return card_state(self.rules, boxes)
 
-    def successor(self, state: tuple[int, int, int], category: str, points: int) -> int:
-        """The table value of the state after writing `points` into `category`."""
+    def turn(self, boxes: dict) -> Turn:
+        """The turn on this card solved, once per state."""
+        return self.turns.get(self.state(boxes), self, boxes)
+
+    def successors(self, state: tuple[int, int, int], category: str, points: tuple[int, ...]) -> list[int]:
+        """The table value of the state after writing each of `points` into `category`."""
         mask, upper, flag = state
+        values, flags, row = self.values, self.flags, self.index(mask | self.bits[category], 0, 0)
         if category in UPPER:
-            upper = min(THRESHOLD, upper + points)
-        elif category == self.five_alike:
-            flag = int(points > 0)
-        return self.values[self.index(mask | 1 << CATEGORIES[self.rules].index(category), upper, flag)]
+            return [values[row + min(THRESHOLD, upper + p) * flags + flag] for p in points]
+        if category == self.five_alike:
+            return [values[row + upper * flags + (p > 0)] for p in points]
+        return [values[row + upper * flags + flag]] * len(points)
 
 
 def read_table(path: Path, rules: str, digest: str) -> array:
@@ -158,29 +164,41 @@ def read_table(path: Path, rules: str, digest: str) -> array:
 # ------------------------------------------------------------------ the within-turn solve
 
 
-@lru_cache(maxsize=64)
-def final_values(table: Table, card: tuple) -> list[int]:
-    """R3: for every roll (252), its value after the turn's last roll: the best legal box, gain · 2^29 plus
-    the table value of the state it leads to."""
-    boxes = dict(zip(CATEGORIES[table.rules], card))
+def box_values(table: Table, boxes: dict) -> BoxValues:
+    """Every legal box of every roll on this card, worth gain · 2^29 plus the table value of the state it leads to."""
     state = table.state(boxes)
-    return best_per_roll(table.rules, boxes, False,
-                         lambda category, points, gain: gain * SCALE + table.successor(state, category, points))
+    return BoxValues(table.rules, boxes, False, lambda category, points, gains: [
+        gain * SCALE + value for gain, value in zip(gains, table.successors(state, category, points))])
+
+
+def final_values(table: Table, card: tuple) -> list[int]:
+    """R3: for every roll (252), its value after the turn's last roll: the best legal box."""
+    return box_values(table, dict(zip(CATEGORIES[table.rules], card))).best_per_roll()
+
+
+def best_keeps(sums: list[int]) -> list[int]:
+    """Keep sums (7776 × value, all 462) -> the roll values one roll earlier: the best keep inside each roll
+    (keeping all five is scoring now, or rolling on), each keep's mean rounded half-even to table units."""
+    return rounded_means(best_over_subkeeps(sums))
 
 
 def earlier_roll(roll_values: list[int]) -> list[int]:
-    """Roll values one roll later -> one roll earlier: the best keep inside each roll (keeping all five is
-    scoring now, or rolling on), each keep worth the mean over its rerolls, rounded half-even to table units."""
-    return [round_half_even(v, OUTCOMES) for v in best_over_subkeeps(keep_sums(roll_values))]
+    """Roll values one roll later -> one roll earlier (best_keeps of their keep sums)."""
+    return best_keeps(keep_sums(roll_values))
 
 
-@lru_cache(maxsize=64)
-def hold_sums(table: Table, card: tuple, rolls_left: int) -> list[int]:
-    """For every keep, 7776 × its value in table units with `rolls_left` (1 or 2) rolls still to come."""
-    values = final_values(table, card)
-    for _ in range(rolls_left - 1):
-        values = earlier_roll(values)
-    return keep_sums(values)
+class Turn:
+    """The optimal bot's turn on one card, solved from the table: every legal box of every roll with its value
+    (box_values), and every keep's sum (7776 × its value in table units) with one roll and with two rolls to
+    come (`hold_sums[rolls_left]`)."""
+
+    __slots__ = ("boxes", "hold_sums")
+
+    def __init__(self, table: Table, boxes: dict):
+        self.boxes = box_values(table, boxes)
+        one = keep_sums(self.boxes.best_per_roll())
+        two = keep_sums(best_keeps(one))
+        self.hold_sums = (None, array("q", one), array("q", two))
 
 
 def turn_value(table: Table, card: tuple) -> int:
@@ -188,15 +206,14 @@ def turn_value(table: Table, card: tuple) -> int:
     return round_half_even(keep_sums(earlier_roll(earlier_roll(final_values(table, card))))[0], OUTCOMES)
 
 
-def candidates(table: Table, boxes: dict, dice: tuple, roll: int) -> list[Candidate]:
-    """The holds (while rolls remain), then the legal boxes, valued in points as binary64 exactly as SPEC
-    §4.6 says: a hold (K / 7776) / 2^29, a box (gain · 2^29 + V[next]) / 2^29."""
-    card = card_key(table.rules, boxes)
-    state = table.state(boxes)
-    scores = [Candidate(("score", b.category), (b.gain * SCALE + table.successor(state, b.category, b.points)) / SCALE)
-              for b in roll_boxes(table.rules, boxes, dice, False)]
+def choices(table: Table, boxes: dict, dice: tuple, roll: int) -> Choices:
+    """The holds (while rolls remain) and the legal boxes, valued in points as binary64 exactly as SPEC §4.6 says:
+    a hold (K / 7776) / 2^29, a box (gain · 2^29 + V[next]) / 2^29."""
+    turn, r = table.turn(boxes), roll_index(dice)
+    categories, values = turn.boxes.of_roll(r)
+    scores = list(map(truediv, values, repeat(SCALE)))
     if roll == 3:
-        return scores
-    sums = hold_sums(table, card, 3 - roll)
-    return [Candidate(("roll", positions), float(sums[k]) / OUTCOMES / SCALE)
-            for positions, k in hold_candidates(dice)] + scores
+        return Choices((), (), categories, scores)
+    holds = sub_keeps(r)
+    sums = map(float, map(turn.hold_sums[3 - roll].__getitem__, holds))
+    return Choices(holds, list(map(truediv, map(truediv, sums, repeat(OUTCOMES)), repeat(SCALE))), categories, scores)
