@@ -1,17 +1,23 @@
-"""`fairdice admin stats|prune`: what the configured store holds, and pruning what may be pruned.
+"""`fairdice admin stats|prune|quota`: what the configured store holds, pruning what may be pruned, and the
+quota of one client.
 
 - `stats`: games (and how many are unfinished), events, Idempotency-Key answers kept, rate-limit rows, the
-  database's size and its write-ahead log's (`Store.stats`).
+  clients' own quotas, the database's size, each table's, and its write-ahead log's (`Store.stats`).
 - `prune`: what every server's maintenance does on its own (api.lifecycle): delete the Idempotency-Key
   answers older than FAIRDICE_IDEMPOTENCY_TTL and the rate-limit rows that no longer limit anyone, and cut
   the SQLite WAL back (`Store.prune`).  Safe while servers run on the same store.
+- `quota`: the most unfinished games one client may have, instead of FAIRDICE_MAX_UNFINISHED (`--client ADDR
+  --max N`, `--lift` for none, `--reset` for the server's again), kept in the store, so every worker and
+  server on it applies it to the client's next game; alone, the list of such quotas.  A client is named as
+  the rate limits name it: an IPv4 address, or an IPv6 address or /64 network (its /64).
 
-Both read the store the way `fairdice serve` does (--data-dir, --db, FAIRDICE_*), and never create one.
+All read the store the way `fairdice serve` does (--data-dir, --db, FAIRDICE_*), and never create one.
 """
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import sys
 import time
@@ -27,7 +33,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     common = argparse.ArgumentParser(add_help=False)
     add_store_options(common)
     common.add_argument("--json", action="store_true", help="print one JSON object")
-    actions = parser.add_subparsers(dest="action", required=True, metavar="{stats,prune}")
+    actions = parser.add_subparsers(dest="action", required=True, metavar="{stats,prune,quota}")
     actions.add_parser("stats", parents=[common], help="games, events, records kept and sizes",
                        description="Games, events, Idempotency-Key answers and rate-limit rows kept, and the "
                                    "database's size (with its write-ahead log).")
@@ -35,6 +41,41 @@ def configure(parser: argparse.ArgumentParser) -> None:
                        description="Delete Idempotency-Key answers older than FAIRDICE_IDEMPOTENCY_TTL seconds "
                                    "and spent rate-limit rows, and cut the SQLite write-ahead log back. "
                                    "Servers do this by themselves every FAIRDICE_MAINTENANCE_INTERVAL seconds.")
+    quota = actions.add_parser(
+        "quota", parents=[common], help="one client's quota of unfinished games, or the list of them",
+        description="Set the most unfinished games one client may have, instead of FAIRDICE_MAX_UNFINISHED, for "
+                    "every server on this store (from the client's next game on); without --client, list the "
+                    "quotas set. A quota applies only while the servers have one (FAIRDICE_MAX_UNFINISHED > 0).")
+    quota.add_argument("--client", type=client_key, metavar="ADDR",
+                       help="an IPv4 address, or an IPv6 address or /64 network (a client is its /64)")
+    change = quota.add_mutually_exclusive_group()
+    change.add_argument("--max", type=non_negative, metavar="N", help="at most N unfinished games (0: no quota)")
+    change.add_argument("--lift", dest="max", action="store_const", const=0, help="no quota (the same as --max 0)")
+    change.add_argument("--reset", action="store_true", help="the servers' quota again (FAIRDICE_MAX_UNFINISHED)")
+
+
+def client_key(text: str) -> str:
+    """The client as the rate limits and the quota name it (api.limits.client_key)."""
+    from .limits import client_key as key_of, parse_address
+
+    if "/" in text:
+        try:
+            network = ipaddress.ip_network(text.strip(), strict=False)
+        except ValueError:
+            network = None
+        if network is None or network.version != 6 or network.prefixlen != 64:
+            raise argparse.ArgumentTypeError(f"not an IPv6 /64 network: {text!r} (or name an address)")
+        return str(network)
+    address = parse_address(text)
+    if address is None:
+        raise argparse.ArgumentTypeError(f"not an IP address: {text!r}")
+    return key_of(address)
+
+
+def non_negative(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"not a whole number of games: {text!r}")
+    return int(text)
 
 
 class AdminError(Exception):
@@ -66,19 +107,38 @@ def run(args) -> int:
         print(f"fairdice admin {args.action}: {exc}", file=sys.stderr)
         return 2
     try:
-        if args.action == "stats":
-            report = {"database": describe_db(conf.db), **store.stats()}
-        else:
-            before = stamp(time.time() - conf.idempotency_ttl)
-            report = {"database": describe_db(conf.db), "idempotency_before": before,
-                      "idempotency_ttl": conf.idempotency_ttl, **store.prune(before)}
+        if args.action == "quota" and args.client is None and (args.max is not None or args.reset):
+            raise AdminError("--max, --lift and --reset need --client ADDR")
+        report = {"database": describe_db(conf.db), **ACTIONS[args.action][0](store, conf, args)}
+    except AdminError as exc:
+        print(f"fairdice admin {args.action}: {exc}", file=sys.stderr)
+        return 2
     except StoreError as exc:
         print(f"fairdice admin {args.action}: {database_error(conf, exc)}", file=sys.stderr)
         return 2
     finally:
         store.close()
-    print(json.dumps(report) if args.json else (describe_stats if args.action == "stats" else describe_prune)(report))
+    print(json.dumps(report) if args.json else ACTIONS[args.action][1](report))
     return 0
+
+
+def stats(store, conf, args) -> dict:
+    return store.stats()
+
+
+def prune(store, conf, args) -> dict:
+    before = stamp(time.time() - conf.idempotency_ttl)
+    return {"idempotency_before": before, "idempotency_ttl": conf.idempotency_ttl, **store.prune(before)}
+
+
+def quota(store, conf, args) -> dict:
+    """Set (or reset) a client's quota when asked to; the quotas set, and the servers' own."""
+    if args.client is not None and (args.max is not None or args.reset):
+        store.set_client_quota(args.client, None if args.reset else args.max)
+    quotas = store.client_quotas()
+    if args.client is not None:
+        quotas = {args.client: quotas[args.client]} if args.client in quotas else {}
+    return {"client": args.client, "quotas": quotas, "max_unfinished": conf.max_unfinished}
 
 
 def size(count: int | None) -> str:
@@ -96,13 +156,18 @@ def size(count: int | None) -> str:
 
 def describe_stats(report: dict) -> str:
     wal = "" if report.get("wal_bytes") is None else f" (+ {size(report['wal_bytes'])} of write-ahead log)"
+    tables = report.get("table_bytes")
+    by_table = ("not measured by this SQLite (no dbstat)" if tables is None else
+                ", ".join(f"{name} {size(count)}" for name, count in sorted(tables.items(), key=lambda t: -t[1])))
     return "\n".join([
         f"database:            {report['database']} ({report['backend']})",
         f"games:               {report['games']} ({report['unfinished']} unfinished)",
         f"events:              {report['events']}",
         f"idempotency answers: {report['idempotency_records']}",
         f"rate-limit rows:     {report.get('rate_limits', 'n/a')}",
+        f"client quotas:       {report.get('client_quotas', 'n/a')}",
         f"size:                {size(report['bytes'])}{wal}",
+        f"size by table:       {by_table}",
     ])
 
 
@@ -111,3 +176,18 @@ def describe_prune(report: dict) -> str:
     return (f"{report['database']}: deleted {report['idempotency_records']} idempotency answers from before "
             f"{report['idempotency_before']} (FAIRDICE_IDEMPOTENCY_TTL={report['idempotency_ttl']} s) and "
             f"{report['rate_limits']} spent rate-limit rows{wal}")
+
+
+def describe_quota(report: dict) -> str:
+    servers = (f"{report['max_unfinished']} unfinished games (FAIRDICE_MAX_UNFINISHED)" if report["max_unfinished"]
+               else "none (FAIRDICE_MAX_UNFINISHED=0: no client's own quota applies either)")
+    if report["client"] is not None and not report["quotas"]:
+        return f"{report['client']}: the servers' quota, {servers}"
+    lines = [f"{client}: {f'at most {most} unfinished games' if most else 'no quota'}"
+             for client, most in report["quotas"].items()]
+    if report["client"] is None:
+        lines.append(f"{'any other client' if lines else 'every client'}: the servers' quota, {servers}")
+    return "\n".join(lines)
+
+
+ACTIONS = {"stats": (stats, describe_stats), "prune": (prune, describe_prune), "quota": (quota, describe_quota)}

@@ -156,15 +156,22 @@ class Games:
         raise StoreError("could not find an unused game id")
 
     def _check_quota(self, client: str) -> None:
+        """TooManyUnfinished if `client` has as many unfinished games as it may: `max_unfinished`, or the quota an
+        operator set for it (`fairdice admin quota`; 0: none); with no quota at all (0) the store is not asked.
+        The refusal's retry_after (Retry-After) is when, at the soonest, the server's timeout abandons the
+        client's idlest game, so that a client that finishes nothing learns when a place frees by itself."""
         if not self.max_unfinished:
             return
-        unfinished = self.store.unfinished_count(client)
-        if unfinished >= self.max_unfinished:
-            raise TooManyUnfinished(
-                "too_many_unfinished_games",
-                f"this client has {unfinished} unfinished games, the most a client may have; finish or abandon "
-                f"one first (a game without a move for {self.abandon_timeout} s is abandoned by the server)",
-                max_unfinished=self.max_unfinished)
+        standing = self.store.client_games(client)
+        limit = self.max_unfinished if standing.max_unfinished is None else standing.max_unfinished
+        if not limit or standing.unfinished < limit:
+            return
+        retry_after = max(1, _epoch(standing.idle_since) + self.abandon_timeout - int(time.time()))
+        raise TooManyUnfinished(
+            "too_many_unfinished_games",
+            f"this client has {standing.unfinished} unfinished games, the most it may have; finish or abandon one "
+            f"first (a game without a move for {self.abandon_timeout} s is abandoned by the server: the idlest "
+            f"of these in {retry_after} s)", max_unfinished=limit, retry_after=retry_after)
 
     # --- reading ------------------------------------------------------------------
 

@@ -62,12 +62,17 @@ def _jsonable(value):
     return str(value)
 
 
-def problem(status: int, code: str, detail: str, headers: dict | None = None, **extra) -> Response:
+def problem_json(status: int, code: str, detail: str, **extra) -> str:
+    """The problem document's JSON text (also what api.worker answers with for the HTTP server's refusals)."""
     body = {"type": TYPE_PREFIX + code, "title": _title(code), "status": status, "detail": detail, "code": code}
     for key, value in extra.items():
         if key not in body and value is not None:
             body[key] = _jsonable(value)
-    resp = Response(json.dumps(body, separators=(",", ":")), status=status, mimetype=PROBLEM_JSON)
+    return json.dumps(body, separators=(",", ":"))
+
+
+def problem(status: int, code: str, detail: str, headers: dict | None = None, **extra) -> Response:
+    resp = Response(problem_json(status, code, detail, **extra), status=status, mimetype=PROBLEM_JSON)
     for name, value in (headers or {}).items():
         resp.headers[name] = value
     return resp
@@ -99,10 +104,13 @@ def from_unavailable(exc: Unavailable) -> Response:
                    {"Retry-After": str(UNAVAILABLE_RETRY_AFTER)}, retry_after=UNAVAILABLE_RETRY_AFTER)
 
 
+def status_code(status: int) -> str:
+    """The code of a refusal that is its HTTP status alone: the phrase in snake case (413: request_entity_too_large)."""
+    return HTTPStatus(status).phrase.lower().replace(" ", "_").replace("-", "_")
+
+
 def from_http_status(status: int, detail: str | None = None, headers: dict | None = None) -> Response:
-    phrase = HTTPStatus(status).phrase
-    code = phrase.lower().replace(" ", "_").replace("-", "_")
-    return problem(status, code, detail or phrase, headers)
+    return problem(status, status_code(status), detail or HTTPStatus(status).phrase, headers)
 
 
 def register(app: Flask, max_body: int) -> None:

@@ -3,14 +3,16 @@
 A slow or silent client then holds a socket and a bounded buffer, never a thread: a thread gets a request
 only once it has fully arrived (`Framing` says when, from Content-Length or chunked framing; gunicorn's own
 parser then parses it from memory).  A request must arrive within the settings' `read_timeout` seconds, or
-it is answered 408 and closed; headers over HEAD_LIMIT get 431; a connection's unread input is drained at
-most LINGER_SECONDS when it closes.
+it is answered 408 and closed; a request line and headers over HEAD_LIMIT get 414 or 431; a connection's
+unread input is drained at most LINGER_SECONDS when it closes.  Every refusal, gunicorn's own included (a
+request it cannot parse), is a problem document (RFC 9457), never an HTML page.
 """
 
 from __future__ import annotations
 
+import datetime
 import errno
-import json
+import io
 import re
 import selectors
 import socket
@@ -19,7 +21,10 @@ from functools import partial
 from http import HTTPStatus
 
 from gunicorn import util as gunicorn_util
+from gunicorn.http import errors as parse_errors
 from gunicorn.http import get_parser
+from gunicorn.http.body import Body, ChunkedReader
+from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import TConn, ThreadWorker
 
 from .config import settings
@@ -29,10 +34,23 @@ RECV_BYTES = 64 * 1024  # bytes taken from a socket per read
 LINGER_SECONDS = 2.0  # a closed connection's unread input is drained this long at most (RFC 9112 section 9.6)
 STOP_GRACE = 2.0  # seconds a stopping worker still waits for requests that are arriving
 WORKER_CONNECTIONS = 1000  # open connections per worker, waiting or served; then the worker stops accepting
+HEADER_FIELDS_LIMIT = 1000  # header fields in one request (more: 431); HEAD_LIMIT bounds their bytes
+
+# gunicorn's parser settings, so that HEAD_LIMIT (checked by the event loop) is the limit of the request line
+# and of every header field: gunicorn's default 4094-byte line, 8190-byte field and 100 fields would refuse
+# far smaller requests.  (0: no limit of a request line's own.)  More fields than HEADER_FIELDS_LIMIT are
+# refused because gunicorn's parser costs time per field: 1000 take it about 3 ms, 16000 (what 64 KiB can
+# hold) about 100 ms of a thread.
+PARSER_LIMITS = {"limit_request_line": 0, "limit_request_field_size": HEAD_LIMIT,
+                 "limit_request_fields": HEADER_FIELDS_LIMIT}
 
 
 class HeadTooLarge(Exception):
-    """The request line and headers go on past HEAD_LIMIT bytes."""
+    """The request line and headers go on past HEAD_LIMIT bytes (`in_request_line`: the request line alone)."""
+
+    def __init__(self, in_request_line: bool):
+        super().__init__("request line too long" if in_request_line else "request head too large")
+        self.in_request_line = in_request_line
 
 
 _HEX = re.compile(rb"[0-9A-Fa-f]{1,16}")
@@ -71,14 +89,14 @@ class Framing:
         if self.head_end is not None:
             return True
         end = buf.find(b"\r\n\r\n", max(self.scanned - 3, 0))
-        if end >= 0:
+        if 0 <= end <= HEAD_LIMIT - 4:  # the head, its empty line included, is at most HEAD_LIMIT bytes
             self.head_end = end + 4
             self._framing(buf, end)
             return True
-        if _bare_lf(buf, self.scanned):
+        if end < 0 and _bare_lf(buf, self.scanned):
             return True  # the parser refuses it at once
-        if len(buf) > HEAD_LIMIT:
-            raise HeadTooLarge()
+        if end >= 0 or len(buf) > HEAD_LIMIT:  # (however fast it came)
+            raise HeadTooLarge(in_request_line=buf.find(b"\r\n", 0, HEAD_LIMIT) < 0)
         self.scanned = len(buf)
         return False
 
@@ -155,14 +173,49 @@ class RequestSource:
 
 
 def problem_bytes(status: int, code: str, detail: str) -> bytes:
-    """A whole HTTP/1.1 answer with a problem document (as api/problems.py writes them), then close."""
-    from .problems import TYPE_PREFIX
+    """A whole HTTP/1.1 answer with a problem document (api/problems.py writes it), then close."""
+    from .problems import PROBLEM_JSON, problem_json
 
-    body = json.dumps({"type": TYPE_PREFIX + code, "title": code.replace("_", " ").capitalize(),
-                       "status": status, "detail": detail, "code": code}, separators=(",", ":")).encode()
-    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: application/problem+json\r\n"
+    body = problem_json(status, code, detail).encode()
+    head = (f"HTTP/1.1 {status} {HTTPStatus(status).phrase}\r\nContent-Type: {PROBLEM_JSON}\r\n"
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
     return head.encode("latin-1") + body
+
+
+# What gunicorn's parser refuses, as (exception classes, status, code, detail), the first match winning: the
+# details never repeat what the client sent (a request line may hold a secret in its query).
+PARSE_REFUSALS = (
+    ((parse_errors.InvalidResponseHeader, parse_errors.InvalidResponseHeaderName, parse_errors.ConfigurationProblem),
+     500, "internal_error", "the server failed to handle this request"),
+    ((parse_errors.LimitRequestLine,), 414, "request_uri_too_long",
+     f"the request line is longer than {HEAD_LIMIT} bytes"),
+    ((parse_errors.LimitRequestHeaders,), 431, "request_header_fields_too_large",
+     f"more than {HEADER_FIELDS_LIMIT} header fields, or a request line and headers longer than {HEAD_LIMIT} bytes"),
+    ((parse_errors.InvalidRequestLine, parse_errors.InvalidH2CPreface), 400, "invalid_request_line",
+     "the request line is not METHOD SP target SP HTTP-version ending in CRLF, with a target of printable "
+     "ASCII (percent-encode anything else, UTF-8 included)"),
+    ((parse_errors.InvalidRequestMethod,), 400, "invalid_method", "the method is not an HTTP method token"),
+    ((parse_errors.InvalidHTTPVersion,), 400, "invalid_http_version", "the server speaks HTTP/1.0 and HTTP/1.1"),
+    ((parse_errors.InvalidHeader, parse_errors.InvalidHeaderName, parse_errors.ObsoleteFolding), 400,
+     "invalid_header", "a header field is malformed (its name, a control character or bare LF in it, a "
+                       "folded line), or Content-Length and Transfer-Encoding frame the body twice"),
+    ((parse_errors.InvalidChunkSize, parse_errors.ChunkMissingTerminator, parse_errors.InvalidChunkExtension),
+     400, "invalid_chunked_body", "the chunked body is malformed (RFC 9112 section 7.1)"),
+    ((parse_errors.UnsupportedTransferCoding,), 501, "unsupported_transfer_coding",
+     "the only transfer coding this server takes is chunked"),
+    ((parse_errors.ExpectationFailed,), 417, "expectation_failed", "the only expectation this server meets is "
+                                                                   "100-continue"),
+    ((parse_errors.ParseException,), 400, "bad_request", "the request is not HTTP/1.1 this server can read"),
+)
+
+
+def parse_refusal(exc: BaseException) -> tuple[int, str, str]:
+    """(status, code, detail) of the answer to an error raised while gunicorn reads a request: a client's
+    malformed request is 4xx (or 501), anything else the server's fault, 500."""
+    for classes, status, code, detail in PARSE_REFUSALS:
+        if isinstance(exc, classes):
+            return status, code, detail
+    return 500, "internal_error", "the server failed to handle this request"
 
 
 class BufferedConn(TConn):
@@ -254,9 +307,12 @@ class BufferedThreadWorker(ThreadWorker):
             conn.source.pending += data
         try:
             complete = conn.framing.complete(conn.source.pending)
-        except HeadTooLarge:
-            self._refuse(conn, 431, "request_header_fields_too_large",
-                         f"the request line and headers are longer than {HEAD_LIMIT} bytes")
+        except HeadTooLarge as exc:
+            if exc.in_request_line:
+                self._refuse(conn, 414, "request_uri_too_long", f"the request line is longer than {HEAD_LIMIT} bytes")
+            else:
+                self._refuse(conn, 431, "request_header_fields_too_large",
+                             f"the request line and headers are longer than {HEAD_LIMIT} bytes")
             return False
         if complete and conn.framing.refuse_unread:
             # a chunked body past the limit: the app would answer 413 after reading MAX_BODY + 1 bytes, but
@@ -360,6 +416,10 @@ class BufferedThreadWorker(ThreadWorker):
         """(In a thread.) Serve one request that the event loop has read."""
         if conn.framing.too_large:
             req.force_close()  # the rest of its body was never read
+        elif isinstance(req.body.reader, ChunkedReader):
+            # decoded now, from memory, by gunicorn's own parser: malformed chunks are refused here (400, by
+            # handle_error), not met by the app in the middle of reading its body (a 500)
+            req.body = Body(io.BytesIO(req.body.read()))
         if conn.framing.continue_sent:
             req._expected_100_continue = False  # the event loop has sent "100 Continue" already
         conn.sock.settimeout(self.read_timeout)
@@ -369,3 +429,31 @@ class BufferedThreadWorker(ThreadWorker):
             self.log.warning("dropped a connection from %s: it did not read its answer for %g s",
                              conn.client[0] if conn.client else "?", self.read_timeout)
             return False
+
+    def handle_error(self, req, client, addr, exc):
+        """(In a thread.) A request gunicorn's parser refused, or an error outside the app: answered with a
+        problem document (gunicorn's own answer is an HTML page), then the connection is closed."""
+        status, code, detail = parse_refusal(exc)
+        if status >= 500:
+            self.log.error("internal error serving %s: %s", addr[0] if addr else "?", type(exc).__name__,
+                           exc_info=exc)
+        answer = problem_bytes(status, code, detail)
+        req = req if req is not None else getattr(exc, "req", None)  # (gunicorn's header errors carry theirs)
+        if req is not None and getattr(req, "method", None) and getattr(req, "uri", None):
+            self._log_refusal(req, client, addr, status, len(answer))
+        try:
+            gunicorn_util.write_nonblock(client, answer)
+        except OSError:
+            pass
+
+    def _log_refusal(self, req, client, addr, status: int, sent: int) -> None:
+        """The access log's line for a refused request, as gunicorn writes it."""
+        try:
+            environ = default_environ(req, client, self.cfg)
+        except Exception:  # a request too malformed to describe: no line
+            return
+        environ["REMOTE_ADDR"] = addr[0] if addr else "-"
+        resp = Response(req, client, self.cfg)
+        resp.status = f"{status} {HTTPStatus(status).phrase}"
+        resp.sent = sent
+        self.log.access(resp, req, environ, datetime.timedelta(0))

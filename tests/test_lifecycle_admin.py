@@ -4,6 +4,7 @@ line (exit 2) when there is no store to read; an administrative command never ma
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from api.admin import client_key, describe_stats
+from api.stores.sqlite import SQLiteStore
 from test_api_helpers import REPO
 from test_serve_slow import QUIET
 
@@ -118,3 +121,76 @@ def test_a_corrupt_database_is_one_line(tmp_path):
     out = admin("stats", "--data-dir", str(tmp_path))
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert len(out.stderr.splitlines()) == 1 and "not a database" in out.stderr
+
+
+def test_stats_measure_each_table(populated):
+    data, _ = populated
+    stats = json.loads(admin("stats", "--json", "--data-dir", str(data)).stdout)
+    tables = stats["table_bytes"]
+    assert {"games", "events", "idempotency", "rate_limits", "client_quotas"} <= set(tables)
+    assert sum(tables.values()) <= stats["bytes"]
+    people = describe_stats({**stats, "table_bytes": {"events": 3 << 20, "games": 4096}})
+    assert "size by table:       events 3.0 MiB, games 4.0 KiB" in people.splitlines()
+
+
+# --- one client's quota ---------------------------------------------------------------------------------------
+
+def test_a_quota_set_by_admin_is_applied_by_a_running_app_to_that_client(tmp_path):
+    """`fairdice admin quota` writes to the store; the app, another process, applies it to the next game."""
+    from api import create_app
+
+    app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path), **QUIET, "FAIRDICE_MAX_UNFINISHED": "2"})
+    client = app.test_client()  # REMOTE_ADDR 127.0.0.1
+
+    def create():
+        return client.post("/v1/games", json={"rules": "yacht", "seats": HUMAN_AND_BOT})
+
+    assert [create().status_code for _ in range(3)] == [201, 201, 429]
+    out = admin("quota", "--client", "127.0.0.1", "--max", "3", "--data-dir", str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["127.0.0.1: at most 3 unfinished games"]
+    assert [create().status_code for _ in range(2)] == [201, 429]
+    assert create().get_json()["max_unfinished"] == 3
+    assert admin("quota", "--client", "127.0.0.1", "--lift", "--data-dir", str(tmp_path)).returncode == 0
+    assert [create().status_code for _ in range(3)] == [201] * 3
+    listed = json.loads(admin("quota", "--json", "--data-dir", str(tmp_path),
+                              env={"FAIRDICE_MAX_UNFINISHED": "2"}).stdout)
+    assert listed["quotas"] == {"127.0.0.1": 0} and listed["max_unfinished"] == 2
+    assert admin("quota", "--client", "127.0.0.1", "--reset", "--data-dir", str(tmp_path)).returncode == 0
+    refused = create()
+    assert refused.status_code == 429 and refused.get_json()["max_unfinished"] == 2
+    app.extensions["fairdice"].store.close()
+
+
+@pytest.mark.parametrize("written, client", [
+    ("203.0.113.7", "203.0.113.7"),
+    ("2001:db8:1:2:3:4:5:6", "2001:db8:1:2::/64"),  # an IPv6 client is its /64
+    ("2001:db8:1:2::/64", "2001:db8:1:2::/64"),
+    ("2001:DB8:1:2:ffff::/64", "2001:db8:1:2::/64"),
+    ("::ffff:198.51.100.4", "198.51.100.4"),  # an IPv4-mapped address is the IPv4 one
+])
+def test_a_quota_names_a_client_as_the_limits_do(written, client):
+    from api.limits import client_address
+
+    assert client_key(written) == client
+    if "/" not in written:
+        assert client_address(written, (), ()) == client  # what the rate limits and the quota count
+
+
+@pytest.mark.parametrize("written", ["not-an-address", "2001:db8::/48", "198.51.100.0/24", ""])
+def test_what_is_not_a_client_is_refused(written):
+    with pytest.raises(argparse.ArgumentTypeError):
+        client_key(written)
+
+
+@pytest.mark.parametrize("args, complaint", [
+    (["--client", "2001:db8::/48", "--max", "3"], "not an IPv6 /64 network"),
+    (["--max", "3"], "need --client"),
+])
+def test_a_quota_that_cannot_be_set_is_one_line(populated, args, complaint):
+    data, _ = populated
+    out = admin("quota", *args, "--data-dir", str(data))
+    assert out.returncode == 2 and "Traceback" not in out.stderr and complaint in out.stderr
+    store = SQLiteStore(data / "fairdice.sqlite3")
+    assert store.client_quotas() == {}
+    store.close()
