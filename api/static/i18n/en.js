@@ -565,6 +565,8 @@ export default {
   "problem.disk_full": "The server's disk is full, so it cannot save anything right now.",
   "problem.read_only": "The server cannot save anything right now (its database is read-only).",
   "problem.database_missing": "The server has lost its game database and cannot serve games right now.",
+  "problem.io_error": "The server's disk is failing, so it cannot save anything right now; nothing it has confirmed is lost.",
+  "problem.database_corrupt": "The server's game database is damaged and cannot serve games right now.",
   "problem.database_replaced": "The server's game database was replaced while it was running; it cannot serve games until that is fixed.",
   "problem.unreachable": "The server cannot reach its game database right now.",
   "problem.service_unavailable": "The server cannot serve this right now.",

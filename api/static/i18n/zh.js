@@ -565,6 +565,8 @@ export default {
   "problem.disk_full": "服务器的磁盘满了，暂时无法保存任何内容。",
   "problem.read_only": "服务器暂时无法保存任何内容（数据库处于只读状态）。",
   "problem.database_missing": "服务器找不到它的对局数据库了，暂时无法提供对局。",
+  "problem.io_error": "服务器的磁盘出了故障，暂时无法保存任何内容；它已确认的内容都不会丢失。",
+  "problem.database_corrupt": "服务器的对局数据库已损坏，暂时无法提供对局。",
   "problem.database_replaced": "服务器运行期间对局数据库被替换了，修复之前无法提供对局。",
   "problem.unreachable": "服务器暂时连不上它的对局数据库。",
   "problem.service_unavailable": "服务器暂时无法处理这个请求。",
