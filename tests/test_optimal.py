@@ -161,7 +161,7 @@ def reach(states: programme.StateSpace, mask: int) -> set[int]:
 
 @pytest.mark.parametrize("rules_id, cats, threshold", [
     ("classic13", ("fives", "sixes", "chance", "yahtzee"), 40),
-    ("yacht", RULESETS["yacht"].category_ids, UPPER_BONUS_THRESHOLD),
+    pytest.param("yacht", RULESETS["yacht"].category_ids, UPPER_BONUS_THRESHOLD, marks=pytest.mark.slow),  # 6 s
 ])
 def test_the_layers_hold_every_reachable_state_once(rules_id, cats, threshold):
     """Solved or copied, each reachable state between turns (the full card aside) is in exactly one layer,
