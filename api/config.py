@@ -6,7 +6,7 @@ then explicit values (a `create_app(config)` dict or `fairdice serve` options).
 | data directory | `FAIRDICE_DATA_DIR` | `./var` |
 | database: a SQLite file or a `postgresql://` URL | `FAIRDICE_DB` | `<data dir>/fairdice.sqlite3` |
 | key directory | `FAIRDICE_KEY_DIR` | `<data dir>/keys` |
-| SQLite `synchronous` | `FAIRDICE_SYNCHRONOUS` | `NORMAL` (WAL: survives a killed process; `FULL` also survives power loss) |
+| what a write waits for before it is answered | `FAIRDICE_SYNCHRONOUS` | `FULL`: on disk, surviving a power cut or a disk gone read-only (SQLite `synchronous=FULL`, PostgreSQL `synchronous_commit=on`); `NORMAL` survives a killed process only |
 | listen address | `FAIRDICE_HOST` | `127.0.0.1` |
 | port | `FAIRDICE_PORT` | `8000` (0: any free port) |
 | worker processes | `FAIRDICE_WORKERS` | `2` |
@@ -33,7 +33,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from .stores.base import is_postgres_url
+from .stores.base import SYNCHRONOUS_LEVELS, is_postgres_url
 
 ENV = {
     "data_dir": "FAIRDICE_DATA_DIR",
@@ -59,7 +59,7 @@ DEFAULTS = {
     "data_dir": "var",
     "db": None,
     "key_dir": None,
-    "synchronous": "NORMAL",
+    "synchronous": "FULL",
     "host": "127.0.0.1",
     "port": 8000,
     "workers": 2,
@@ -162,6 +162,9 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
     for name in ("abandon_timeout", "read_timeout"):
         if values[name] < 1:
             raise ValueError(f"{ENV[name]} must be at least 1 second, not {values[name]}")
+    synchronous = str(values["synchronous"]).upper()
+    if synchronous not in SYNCHRONOUS_LEVELS:
+        raise ValueError(f"FAIRDICE_SYNCHRONOUS must be FULL, NORMAL, EXTRA or OFF, not {values['synchronous']!r}")
     trusted = tuple(p.strip() for p in str(values["trusted_proxies"]).split(",") if p.strip())
     for entry in trusted:
         try:
@@ -174,7 +177,7 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
         data_dir=data_dir,
         db=_database(values["db"], data_dir),
         key_dir=key_dir,
-        synchronous=str(values["synchronous"]).upper(),
+        synchronous=synchronous,
         host=str(values["host"]),
         port=values["port"],
         workers=max(1, values["workers"]),

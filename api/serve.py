@@ -32,7 +32,7 @@ from gunicorn.app.base import BaseApplication
 from fairdice.edges.argtypes import positive_int
 
 from .config import settings
-from .worker import WORKER_CONNECTIONS, BufferedThreadWorker
+from .worker import PARSER_LIMITS, WORKER_CONNECTIONS, BufferedThreadWorker
 
 def _port(text: str) -> int:
     try:
@@ -61,13 +61,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--key-dir", help="signing and encryption keys (FAIRDICE_KEY_DIR; default <data dir>/keys)")
     parser.add_argument("--workers", type=positive_int, help="worker processes (FAIRDICE_WORKERS; default 2)")
     parser.add_argument("--threads", type=positive_int, help="threads per worker (FAIRDICE_THREADS; default 4)")
-    parser.add_argument("--access-log", action="store_true", help="log every request to standard error")
+    parser.add_argument("--access-log", action="store_true",
+                        help="log every request to standard error (no token, Idempotency-Key, URL fragment or query "
+                             "value other than a number; lines are dropped, not waited for, while nobody reads)")
     parser.add_argument("--tables", choices=["background", "build", "lazy"],
                         help="the optimal engine's tables (FAIRDICE_TABLES; default background): build missing "
                              "ones in the background while serving (what needs them answers 503 until then), "
                              "build them before serving, or only when first needed")
     parser.add_argument("--build-tables", dest="tables", action="store_const", const="build",
                         help="the same as --tables build")
+    parser.add_argument("--fresh", action="store_true",
+                        help="start even though the database is missing or holds no games while the keys are those "
+                             "of a service that stored games (FAIRDICE_FRESH=1): its games are then lost for good")
 
 
 # --- start-up: everything an operator can get wrong, checked before serving -----------------------
@@ -110,6 +115,7 @@ def _check_database_path(conf) -> None:
 
 
 UNAVAILABLE_AT_START = {"disk_full": "its disk is full", "read_only": "it is read-only",
+                        "io_error": "its disk fails to read or write", "database_corrupt": "it is corrupt",
                         "database_missing": "it has vanished", "database_replaced": "it was replaced",
                         "unreachable": "it cannot be reached"}
 
@@ -129,20 +135,33 @@ def database_error(conf, exc: Exception) -> StartupError:
     return StartupError(f"cannot open the database {named}: {text}")
 
 
-def prepare_storage(conf):
+def prepare_storage(conf, fresh: bool = False):
     """Open the database (creating its schema, so that no worker races to), probe it, and open the key ring
-    as `open_keyring` allows; the keys.  StartupError says what is wrong."""
+    as `open_keyring` allows; the keys.  A database that is missing or holds no games while the key directory's
+    games marker says this service stored some was lost, not new: refused unless `fresh` (then the marker
+    goes).  StartupError says what is wrong."""
     from .keys import KeyFileError, open_keyring
-    from .store import StoreError, open_store
+    from .store import StoreError, games_marker, is_postgres_url, open_store
 
     _check_database_path(conf)
+    marker = games_marker(conf)
+    if not fresh and marker.exists() and not is_postgres_url(conf.db) and not Path(conf.db).exists():
+        raise lost_database(conf, marker, "is missing")  # (before opening it would make a new, empty one)
     try:
         store = open_store(conf)
     except (StoreError, sqlite3.Error, OSError, ValueError) as exc:
         raise database_error(conf, exc) from None
     try:
         store.health()
-        return open_keyring(conf, store)
+        stored = bool(store.key_ids())
+        if not stored and not fresh and marker.exists():
+            raise lost_database(conf, marker, "holds no games")
+        keys = open_keyring(conf, store)
+        if stored:
+            marker.mark(str(store))  # (a service that stored games before the marker existed)
+        else:
+            marker.remove()
+        return keys
     except KeyFileError as exc:
         raise StartupError(one_line(exc)) from None
     except (StoreError, sqlite3.Error) as exc:
@@ -152,6 +171,22 @@ def prepare_storage(conf):
                            f"{f' ({exc.filename})' if exc.filename else ''}") from None
     finally:
         store.close()
+
+
+def lost_database(conf, marker, state: str) -> StartupError:
+    from .store import describe_db
+
+    return StartupError(f"the database {describe_db(conf.db)} {state}, but the keys in {conf.key_dir} are those "
+                        f"of a service that has stored games ({marker.path.name} there says so): restore the "
+                        f"database from a backup, or start afresh with --fresh (FAIRDICE_FRESH=1), its games lost")
+
+
+def fresh_start(args, environ=os.environ) -> bool:
+    """--fresh, or FAIRDICE_FRESH=1."""
+    value = environ.get("FAIRDICE_FRESH", "").strip().lower()
+    if value not in ("", "0", "1", "true", "false", "yes", "no"):
+        raise StartupError(f"FAIRDICE_FRESH must be 1 or 0, not {environ['FAIRDICE_FRESH']!r}")
+    return bool(args.fresh) or value in ("1", "true", "yes")
 
 
 def bind_listener(host: str, port: int) -> socket.socket:
@@ -184,7 +219,7 @@ def run(args) -> int:
         mode = args.tables or os.environ.get("FAIRDICE_TABLES") or "background"
         if mode not in ("background", "build", "lazy"):
             raise StartupError(f"FAIRDICE_TABLES must be background, build or lazy, not {mode!r}")
-        keys = prepare_storage(conf)
+        keys = prepare_storage(conf, fresh=fresh_start(args))
         listener = bind_listener(conf.host, conf.port)
     except (StartupError, ValueError) as exc:
         print(f"fairdice serve: {exc}", file=sys.stderr)
@@ -210,6 +245,7 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None, listener: int | 
     """A gunicorn application (BaseApplication) serving `create_app` with these settings, on `listener` (a
     bound socket's descriptor, which gunicorn then owns) or else on conf.host:conf.port."""
     from .lifecycle import Maintenance
+    from .logs import ServerLog
 
     host = f"[{conf.host}]" if ":" in conf.host and not conf.host.startswith("[") else conf.host
 
@@ -237,6 +273,8 @@ def gunicorn_app(conf, access_log: bool = False, on_ready=None, listener: int | 
         "worker_connections": WORKER_CONNECTIONS,
         "accesslog": "-" if access_log else None,
         "errorlog": "-",
+        "logger_class": ServerLog,  # both logs on standard error, never blocking, access lines redacted
+        **PARSER_LIMITS,
         "loglevel": "warning",
         "proc_name": "fairdice",
         "timeout": 60,

@@ -12,22 +12,27 @@ the same behaviour:
 Both append a command's events only after the history it was computed from
 (compare-and-append), in one transaction with its idempotency record; both
 keep events append-only in the database, seeds sealed and tokens hashed; both
-hold the rate limits every server shares, and turn a fault of the machine or
-the network (disk full, read-only, a vanished or replaced file, a database
-out of reach) into `Unavailable`, recovering by themselves once it is gone.
+hold the rate limits every server shares; both answer a write only once it is
+on disk (FAIRDICE_SYNCHRONOUS=FULL by default); and both turn a fault of the
+machine or the network (disk full, read-only or failing, a corrupt database,
+a vanished or replaced file, a database out of reach) into `Unavailable`,
+recovering by themselves once it is gone.
 `open_store(settings)` picks one by the `db` setting: a `postgresql://` URL
 or a file.
 """
 
 from __future__ import annotations
 
-from .stores.base import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember,
-                          Remembered, Snapshot, Store, StoreError, Unavailable, is_postgres_url, redacted)
+from pathlib import Path
+
+from .stores.base import (GAMES_MARKER, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
+                          GamesMarker, Remember, Remembered, Snapshot, Store, StoreError, Unavailable, is_postgres_url,
+                          redacted)
 from .stores.sqlite import SQLiteStore
 
-__all__ = ["SCHEMA_VERSION", "Busy", "Conflict", "DuplicateGame", "GameNotFound", "GameRecord", "PostgresStore",
-           "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError", "Unavailable", "describe_db",
-           "is_postgres_url", "open_store"]
+__all__ = ["SCHEMA_VERSION", "Busy", "Conflict", "DuplicateGame", "GameNotFound", "GameRecord", "GamesMarker",
+           "PostgresStore", "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError", "Unavailable",
+           "describe_db", "games_marker", "is_postgres_url", "open_store"]
 
 
 def __getattr__(name: str):
@@ -39,11 +44,18 @@ def __getattr__(name: str):
 
 
 def open_store(conf) -> Store:
-    """The store that `conf` (api.config.Settings) names: PostgreSQL for a postgresql:// URL, else SQLite."""
+    """The store that `conf` (api.config.Settings) names: PostgreSQL for a postgresql:// URL, else SQLite; it
+    commits at `conf.synchronous` and marks the key directory once it stores a game (`games_marker`)."""
     if is_postgres_url(conf.db):
         from .stores.postgres import PostgresStore
-        return PostgresStore(conf.db, pool_size=conf.threads + 1)  # (+1: the maintenance thread)
-    return SQLiteStore(conf.db, synchronous=conf.synchronous)
+        return PostgresStore(conf.db, pool_size=conf.threads + 1,  # (+1: the maintenance thread)
+                             synchronous=conf.synchronous, marker=games_marker(conf))
+    return SQLiteStore(conf.db, synchronous=conf.synchronous, marker=games_marker(conf))
+
+
+def games_marker(conf) -> GamesMarker:
+    """The file in `conf.key_dir` that says this service has stored games (api/serve.py reads it at start)."""
+    return GamesMarker(Path(conf.key_dir) / GAMES_MARKER)
 
 
 def describe_db(db) -> str:

@@ -36,11 +36,16 @@ that says how long a move takes.
 
     python bench/bench_api.py [--games 50] [--seconds 8] [--workers 2] [--threads 4] [--bot ev] [--rerolls 2]
                               [--db postgres|postgresql://...] [--servers 1] [--warmup 3] [--think MS]
-                              [--rounds 1] [--with-limits] [--profile DIR] [--json]
+                              [--rounds 1] [--with-limits] [--profile DIR] [--synchronous normal,full] [--json]
 
 `--rounds N` measures the two phases N times, one after the other, and reports the median of each figure and the
 median of the rounds' ratios (with the ratio of every round): on a shared machine, load from elsewhere that comes
 and goes then falls on both phases alike.
+
+`--synchronous normal,full` measures servers of each setting (FAIRDICE_SYNCHRONOUS: NORMAL survives a killed
+process, FULL also a power cut; on PostgreSQL synchronous_commit off or on) in the same run, each on a database of
+its own, their rounds interleaved (`--rounds`), and reports each one's figures and the turns a second of each
+against the first's (`turns_vs_first`: the median of the rounds' ratios).
 
 `--db postgres` starts a throwaway PostgreSQL server for the run (bench/bench_api_postgres.py); a URL uses that
 database as it is (the servers create their schema in it if missing).  `--profile DIR` profiles the servers'
@@ -283,8 +288,13 @@ def main(argv=None) -> int:
     parser.add_argument("--rounds", type=int, default=1,
                         help="measure the no-op and the game phases this many times, interleaved, and report the "
                              "medians (on a shared machine, load that comes and goes then falls on both alike)")
+    parser.add_argument("--synchronous", type=synchronous_settings, metavar="normal,full",
+                        help="measure servers of each of these FAIRDICE_SYNCHRONOUS settings, interleaved, and "
+                             "compare their turns a second (default: the server's default alone)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.synchronous:
+        return compare_synchronous(args)
 
     with contextlib.ExitStack() as stack:
         database, db_url = None, args.db
@@ -311,46 +321,155 @@ def main(argv=None) -> int:
     return 0
 
 
-def measure(args, data_dir: str, db_url: str | None, database) -> dict:
-    load_before = os.getloadavg()
-    servers, extra_env = [], dict(LIMITS_HIGH) if args.with_limits else {}
+def synchronous_settings(text: str) -> list[str]:
+    settings = [part.strip().upper() for part in text.split(",") if part.strip()]
+    if not settings or any(s not in ("OFF", "NORMAL", "FULL", "EXTRA") for s in settings):
+        raise argparse.ArgumentTypeError("a comma-separated list of off, normal, full, extra")
+    return settings
+
+
+def measure(args, data_dir: str, db_url: str | None, database, extra_env: dict | None = None) -> dict:
+    """The phases of `args` on servers of their own (`extra_env`: more of their environment)."""
+    return finish(args, start_servers(args, data_dir, db_url, extra_env), database)
+
+
+def start_servers(args, data_dir: str, db_url: str | None, extra_env: dict | None = None) -> list:
+    """`args.servers` servers on one database (the first makes the keys and the schema): (proc, host, port)."""
+    env = {**(LIMITS_HIGH if args.with_limits else {}), **(extra_env or {})}
     if args.profile:
         from bench_api_workerprof import environment
 
-        extra_env.update(environment(Path(args.profile)))
+        env.update(environment(Path(args.profile)))
+    servers = []
     try:
-        for _ in range(args.servers):  # one after the other: the first makes the keys and the schema
-            servers.append(start_server(data_dir, args.workers, args.threads, db_url, extra_env))
-        targets = [(host, port) for _, host, port in servers]
-        pgids = [proc.pid for proc, _, _ in servers]
-        common = dict(users=args.games, procs=args.clients, rules=args.rules, bot=args.bot, rerolls=args.rerolls)
-        run_phase("healthz", targets, seconds=1.0, **common)
-        if args.warmup:
-            run_phase("games", targets, seconds=args.warmup, **common)
+        for _ in range(args.servers):
+            servers.append(start_server(data_dir, args.workers, args.threads, db_url, env))
+    except BaseException:
+        stop_servers(servers)
+        raise
+    return servers
+
+
+def stop_servers(servers: list) -> None:
+    for proc, _, _ in servers:
+        os.killpg(proc.pid, signal.SIGTERM)
+    for proc, _, _ in servers:
+        proc.wait(15)
+
+
+def finish(args, servers: list, database) -> dict:
+    """Warm `servers` up, measure them as `args` says, and stop them: the report."""
+    load_before = os.getloadavg()
+    try:
+        measured = Measured(args, servers, database)
+        measured.warm_up()
         if args.profile:
-            return {"games": run_phase("games", targets, seconds=args.seconds, pgids=pgids, **common)}
-        rounds = []
-        for _ in range(max(1, args.rounds)):
-            rounds.append({kind: run_phase(kind, targets, seconds=args.seconds, pgids=pgids, database=database,
-                                           **common) for kind in ("healthz", "games")})
-        phases = {kind: median_phase([r[kind] for r in rounds]) for kind in ("healthz", "games")}
-        ratios = sorted(round_ratio(r) for r in rounds)
-        if args.think:
-            phases["paced"] = run_phase("games", targets, seconds=args.seconds, pgids=pgids, database=database,
-                                        think=args.think / 1000, **common)
+            return {"games": measured.phase("games")}
+        rounds = [measured.round() for _ in range(max(1, args.rounds))]
+        paced = measured.paced() if args.think else None
     finally:
-        for proc, _, _ in servers:
-            os.killpg(proc.pid, signal.SIGTERM)
-        for proc, _, _ in servers:
-            proc.wait(15)
-    ratio = statistics.median(ratios)
-    return {"rounds": len(rounds), "round_ratios": [round(r, 3) for r in ratios],
+        stop_servers(servers)
+    return report_of(args, rounds, paced, load_before)
+
+
+class Measured:
+    """The phases of one set of servers (on one database)."""
+
+    def __init__(self, args, servers: list, database):
+        self.args, self.database = args, database
+        self.targets = [(host, port) for _, host, port in servers]
+        self.pgids = [proc.pid for proc, _, _ in servers]
+        self.common = dict(users=args.games, procs=args.clients, rules=args.rules, bot=args.bot,
+                           rerolls=args.rerolls)
+
+    def warm_up(self) -> None:
+        run_phase("healthz", self.targets, seconds=1.0, **self.common)
+        if self.args.warmup:
+            run_phase("games", self.targets, seconds=self.args.warmup, **self.common)
+
+    def phase(self, kind: str, think: float = 0.0) -> dict:
+        return run_phase(kind, self.targets, seconds=self.args.seconds, pgids=self.pgids, database=self.database,
+                         think=think, **self.common)
+
+    def round(self) -> dict:
+        return {kind: self.phase(kind) for kind in ("healthz", "games")}
+
+    def paced(self) -> dict:
+        return self.phase("games", think=self.args.think / 1000)
+
+
+def report_of(args, rounds: list[dict], paced: dict | None, load_before) -> dict:
+    phases = {kind: median_phase([r[kind] for r in rounds]) for kind in ("healthz", "games")}
+    if paced is not None:
+        phases["paced"] = paced
+    ratio = statistics.median(round_ratio(r) for r in rounds)
+    return {"rounds": len(rounds), "round_ratios": sorted(round(round_ratio(r), 3) for r in rounds),
             "concurrent": args.games, "seconds": args.seconds, "warmup": args.warmup, "servers": args.servers,
             "limits": "counted" if args.with_limits else "off",
             "workers": args.workers, "threads": args.threads, "clients": args.clients, "cpus": os.cpu_count(),
             "rules": args.rules, "bot": args.bot, "rerolls": args.rerolls, **phases, "ratio": round(ratio, 3),
             "goal_met": ratio >= 0.5, "load_average_before": [round(x, 2) for x in load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()]}
+
+
+def compare_synchronous(args) -> int:
+    """Servers of every `--synchronous` setting, each on a database of its own, measured round by round in
+    turn: each setting's report, and its turns a second against the first setting's."""
+    settings = args.synchronous
+    with contextlib.ExitStack() as stack:
+        database, base_url = None, args.db
+        if args.db in ("postgres", "postgresql"):
+            from bench_api_postgres import temporary_postgres
+
+            database = stack.enter_context(temporary_postgres(
+                max_connections=50 + 20 * len(settings) * args.servers * args.workers * args.threads))
+            base_url = database.url
+        data_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="fairdice-bench-"))
+        load_before = os.getloadavg()
+        sets = {}
+        try:
+            for setting in settings:
+                url = own_schema(base_url, setting.lower()) if base_url else None
+                servers = start_servers(args, os.path.join(data_dir, setting.lower()), url,
+                                        {"FAIRDICE_SYNCHRONOUS": setting})
+                sets[setting] = (servers, Measured(args, servers, database))
+            for _, measured in sets.values():
+                measured.warm_up()
+            rounds = {setting: [] for setting in settings}
+            for _ in range(max(1, args.rounds)):
+                for setting, (_, measured) in sets.items():
+                    rounds[setting].append(measured.round())
+            paced = {setting: measured.paced() for setting, (_, measured) in sets.items()} if args.think else {}
+        finally:
+            for servers, _ in sets.values():
+                stop_servers(servers)
+    first = settings[0]
+    reports = {setting: report_of(args, rounds[setting], paced.get(setting), load_before) for setting in settings}
+    for setting in settings:
+        ratios = sorted(r["games"]["turns_per_s"] / f["games"]["turns_per_s"] if f["games"]["turns_per_s"] else 0.0
+                        for r, f in zip(rounds[setting], rounds[first]))
+        reports[setting]["turns_vs_first"] = round(statistics.median(ratios), 3)
+        reports[setting]["round_turns_vs_first"] = [round(r, 3) for r in ratios]
+        reports[setting]["database"] = "sqlite" if not base_url else "postgresql"
+    if args.json:
+        print(json.dumps({"synchronous": settings, "reports": reports}))
+        return 0
+    for setting in settings:
+        print(f"FAIRDICE_SYNCHRONOUS={setting}:")
+        print_report(args, reports[setting])
+        if setting != first:
+            rounds_text = ", ".join(f"{r:.2f}" for r in reports[setting]["round_turns_vs_first"])
+            print(f"  turns a second against {first}: {reports[setting]['turns_vs_first']:.2f} (rounds: {rounds_text})")
+    return 0
+
+
+def own_schema(url: str, name: str) -> str:
+    """`url` with the search path set to a schema `name` of its own, made if missing."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f"CREATE SCHEMA IF NOT EXISTS bench_{name}")
+    return f"{url}{'&' if '?' in url else '?'}options=-csearch_path%3Dbench_{name}"
 
 
 def round_ratio(phases: dict) -> float:

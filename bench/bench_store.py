@@ -10,6 +10,12 @@ compare by their ratios.  `contended append` is 4 threads appending to 4 games a
 call says how long writers queue on the store's write lock.
 
     python bench/bench_store.py [--ops 3000] [--postgres URL] [--json]
+    python bench/bench_store.py --synchronous normal,full [--threads 8] [--rounds 3] [--ops 3000] [--json]
+
+`--synchronous` compares instead, in one run, the contended appends (`--threads` threads, each appending to a
+game of its own) of fresh SQLite stores at each setting, their writes committed in groups (the default) and
+one transaction each (`group_commit=False`), round after round (`--rounds`, medians reported): appends a
+second, and each against the first setting ungrouped.
 """
 
 from __future__ import annotations
@@ -17,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import statistics
 import sqlite3
 import sys
 import tempfile
@@ -27,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from api.store import GameRecord, Remember, SQLiteStore  # noqa: E402
+from api.stores.base import SYNCHRONOUS_LEVELS  # noqa: E402
 
 BODY = json.dumps({"state": "x" * 2400})  # an answer kept for an Idempotency-Key: about a state document
 
@@ -70,6 +78,7 @@ def appender(store, game_id: str, per_call: int, remember: bool):
 
 
 def contended(store, n: int, threads: int = 4) -> tuple[float, float]:
+    """CPU and wall seconds per append of `threads` threads appending to a game each at once."""
     games = [new_game(store) for _ in range(threads)]
     barrier = threading.Barrier(threads + 1)
 
@@ -125,12 +134,55 @@ def open_store(args, workdir: Path):
     return store, drop
 
 
+def compare_synchronous(args) -> dict:
+    """Contended appends per second of each (setting, grouped or not), each round on fresh stores."""
+    kinds = [(level, grouped) for level in args.synchronous for grouped in (False, True)]
+    rates = {kind: [] for kind in kinds}
+    with tempfile.TemporaryDirectory(prefix="fairdice-bench-store-") as tmp:
+        for round_ in range(args.rounds):
+            for level, grouped in kinds:
+                store = SQLiteStore(Path(tmp) / f"{round_}-{level}-{grouped}.sqlite3", synchronous=level,
+                                    group_commit=grouped)
+                try:
+                    _, wall = contended(store, args.ops, args.threads)
+                finally:
+                    store.close()
+                rates[(level, grouped)].append(1 / wall)
+    first = rates[kinds[0]]
+    return {f"{level} {'grouped' if grouped else 'one transaction each'}": {
+        "appends_per_s": round(statistics.median(found)),
+        "vs_first": round(statistics.median(r / f for r, f in zip(found, first)), 3),
+        "rounds": [round(r) for r in found]} for (level, grouped), found in rates.items()}
+
+
+def synchronous_levels(text: str) -> list[str]:
+    levels = [part.strip().upper() for part in text.split(",") if part.strip()]
+    if not levels or any(level not in SYNCHRONOUS_LEVELS for level in levels):
+        raise argparse.ArgumentTypeError("a comma-separated list of off, normal, full, extra")
+    return levels
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=3000, help="calls per operation (default 3000)")
     parser.add_argument("--postgres", metavar="URL", help="measure PostgresStore on this database instead")
+    parser.add_argument("--synchronous", type=synchronous_levels, metavar="normal,full",
+                        help="compare the contended appends of SQLite stores at these settings, grouped and not")
+    parser.add_argument("--threads", type=int, default=8, help="appending threads with --synchronous (default 8)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds with --synchronous (default 3)")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     args = parser.parse_args(argv)
+    if args.synchronous:
+        compared = compare_synchronous(args)
+        if args.json:
+            print(json.dumps({"threads": args.threads, "ops": args.ops, "results": compared}, indent=2))
+            return 0
+        print(f"contended appends, {args.threads} threads, {args.ops} appends a round, medians of {args.rounds} "
+              f"rounds")
+        for name, row in compared.items():
+            print(f"{name:32} {row['appends_per_s']:8} appends/s  {row['vs_first']:6.2f} x the first  "
+                  f"(rounds: {', '.join(map(str, row['rounds']))})")
+        return 0
     with tempfile.TemporaryDirectory(prefix="fairdice-bench-store-") as tmp:
         store, cleanup = open_store(args, Path(tmp))
         try:

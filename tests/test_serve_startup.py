@@ -1,6 +1,9 @@
 """`fairdice serve` that cannot start (issue 14, part 4): every failure before serving is one clear line on
 standard error and exit status 2, never a traceback, whatever the operator got wrong: settings, the
-database (garbage, a directory, unreachable, read-only), the data directory, the keys, the port."""
+database (garbage, a directory, unreachable, read-only), the data directory, the keys, the port.  And a database
+that is missing or holds no games while the keys are those of a service that stored games (issue 21: the key
+directory's `games-stored`, written with the first game): refused unless told to start afresh (--fresh,
+FAIRDICE_FRESH=1)."""
 
 from __future__ import annotations
 
@@ -14,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from test_api_helpers import REPO
+from test_api_helpers import REPO, ServeProcess
 from test_serve_slow import QUIET
 
 pytestmark = pytest.mark.e2e
@@ -59,11 +62,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def a_game_in(data_dir: Path) -> None:
-    """A store with one unfinished game, made by the app itself."""
+def a_game_in(data_dir: Path, config: dict | None = None) -> None:
+    """A store with one unfinished game, made by the app itself (`config`: more settings)."""
     from api import create_app
 
-    app = create_app({"FAIRDICE_DATA_DIR": str(data_dir), **QUIET})
+    app = create_app({"FAIRDICE_DATA_DIR": str(data_dir), **QUIET, **(config or {})})
     answer = app.test_client().post("/v1/games", json={"rules": "yacht", "seats": [{"type": "human", "name": "a"}]})
     assert answer.status_code == 201
     app.extensions["fairdice"].store.close()
@@ -140,6 +143,83 @@ def test_a_missing_key_with_games_that_need_it(tmp_path, lost, named):
     assert not (tmp_path / "keys" / lost).exists(), "a key the games need was silently replaced"
 
 
+# --- a database lost beside the keys of a service that stored games ------------------------------------------
+
+def test_a_missing_database_beside_keys_that_stored_games_is_refused(tmp_path):
+    a_game_in(tmp_path)
+    assert (tmp_path / "keys" / "games-stored").exists()  # written with the first game
+    for path in tmp_path.glob("fairdice.sqlite3*"):
+        path.unlink()
+    line = refused(serve(tmp_path))
+    assert str(tmp_path / "fairdice.sqlite3") in line and "is missing" in line and str(tmp_path / "keys") in line
+    assert "--fresh" in line and "FAIRDICE_FRESH=1" in line
+    assert not (tmp_path / "fairdice.sqlite3").exists(), "an empty database was made in its place"
+
+
+def test_a_database_without_games_beside_keys_that_stored_games_is_refused(tmp_path):
+    from api.store import SQLiteStore
+
+    a_game_in(tmp_path)
+    for path in tmp_path.glob("fairdice.sqlite3*"):
+        path.unlink()
+    SQLiteStore(tmp_path / "fairdice.sqlite3").close()  # a new, empty one (as a server before this check made)
+    line = refused(serve(tmp_path))
+    assert str(tmp_path / "fairdice.sqlite3") in line and "holds no games" in line and "--fresh" in line
+
+
+@pytest.mark.parametrize("fresh", [["--fresh"], {"FAIRDICE_FRESH": "1"}], ids=["option", "environment"])
+def test_told_to_start_afresh_it_starts_and_forgets_the_games(tmp_path, fresh):
+    a_game_in(tmp_path)
+    for path in tmp_path.glob("fairdice.sqlite3*"):
+        path.unlink()
+    args, env = (fresh, {}) if isinstance(fresh, list) else ([], fresh)
+    server = ServeProcess(tmp_path, workers=1, threads=1, args=args, extra_env={**QUIET, **env}).start()
+    server.stop()
+    assert not (tmp_path / "keys" / "games-stored").exists()
+    restarted = ServeProcess(tmp_path, workers=1, threads=1, extra_env=QUIET).start()  # a new service now
+    restarted.stop()
+
+
+def test_fresh_from_the_environment_is_yes_or_no(tmp_path):
+    line = refused(serve(tmp_path, env={"FAIRDICE_FRESH": "perhaps"}))
+    assert "FAIRDICE_FRESH" in line and "perhaps" in line
+
+
+def test_keys_of_a_service_that_stored_no_game_start_a_new_database(tmp_path):
+    from api.config import settings
+    from api.serve import prepare_storage
+
+    conf = settings({"data_dir": str(tmp_path)}, environ=QUIET)
+    prepare_storage(conf)  # the keys are made, no game stored
+    (tmp_path / "fairdice.sqlite3").unlink()
+    assert prepare_storage(conf).key_id
+    assert not (tmp_path / "keys" / "games-stored").exists()
+
+
+def test_a_service_that_stored_games_before_the_marker_gets_it_at_start(tmp_path):
+    from api.config import settings
+    from api.serve import prepare_storage
+
+    a_game_in(tmp_path)
+    (tmp_path / "keys" / "games-stored").unlink()
+    prepare_storage(settings({"data_dir": str(tmp_path)}, environ=QUIET))
+    assert (tmp_path / "keys" / "games-stored").exists()
+    assert oct((tmp_path / "keys" / "games-stored").stat().st_mode & 0o777) == "0o600"
+
+
+def test_a_postgres_database_without_games_beside_keys_that_stored_games_is_refused(tmp_path, postgres_url):
+    from test_store_contract import PostgresBackend
+
+    stored, empty = PostgresBackend(postgres_url), PostgresBackend(postgres_url)
+    try:
+        a_game_in(tmp_path, {"FAIRDICE_DB": stored.url})
+        line = refused(serve(tmp_path, "--db", empty.url))  # another (empty) database, the same keys
+        assert "holds no games" in line and "--fresh" in line and postgres_url.split("@")[0] not in line
+    finally:
+        stored.close()
+        empty.close()
+
+
 def test_a_port_in_use(tmp_path):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -161,8 +241,6 @@ def test_an_unreachable_postgresql_server(tmp_path):
 
 def test_a_good_start_still_serves(tmp_path):
     """(The checks above must not refuse a fresh data directory.)"""
-    from test_api_helpers import ServeProcess
-
     server = ServeProcess(tmp_path / "fresh", workers=1, threads=1, extra_env=QUIET).start()  # (/healthz 200)
     server.stop()
     assert oct((tmp_path / "fresh").stat().st_mode & 0o777) == "0o700"

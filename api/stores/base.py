@@ -12,14 +12,21 @@ from __future__ import annotations
 
 import abc
 import json
+import logging
+import os
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 SCHEMA_VERSION = 2  # 2: games.client, rate_limits, indexes for timeouts, quotas and pruning
 FINAL_STATUSES = ("finished", "abandoned")  # a game in one of these takes no more moves
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")  # what libpq takes as a URL
+SYNCHRONOUS_LEVELS = ("OFF", "NORMAL", "FULL", "EXTRA")  # FAIRDICE_SYNCHRONOUS: what a commit waits for
+GAMES_MARKER = "games-stored"  # the file in the key directory saying that this service has stored games
+
+log = logging.getLogger("fairdice.store")
 
 
 class StoreError(RuntimeError):
@@ -42,11 +49,13 @@ class Conflict(StoreError):
     """The game has new events since the command was computed: compute it again."""
 
 
-UNAVAILABLE_REASONS = ("disk_full", "read_only", "database_missing", "database_replaced", "unreachable")
+UNAVAILABLE_REASONS = ("disk_full", "read_only", "io_error", "database_corrupt", "database_missing",
+                       "database_replaced", "unreachable")
 
 
 class Unavailable(StoreError):
-    """The store cannot serve now: disk full, read-only, database file vanished or replaced, unreachable.
+    """The store cannot serve now: disk full, read-only or failing (I/O errors), database corrupt, its file
+    vanished or replaced, unreachable.
 
     A fault of the machine or the network, not of the request: the same call may succeed once the fault is
     gone, and the store recovers by itself (no restart).  `reason` is one of UNAVAILABLE_REASONS."""
@@ -75,6 +84,13 @@ class GameRecord:
     created_at: str = ""
     updated_at: str = ""  # when the game was created or last got events: the server's timeout counts from it
     client: str = ""      # who created it (the rate-limit client key): the quota of unfinished games counts it
+
+
+class ClientGames(NamedTuple):
+    """A client's standing against the quota of unfinished games (`Store.client_games`)."""
+    unfinished: int  # games it created that are not finished or abandoned
+    idle_since: str | None  # when the one of them without a move for longest last moved (a `now()` stamp)
+    max_unfinished: int | None  # the quota an operator set for this client (0: none); None: the server's
 
 
 class Progress(NamedTuple):
@@ -179,6 +195,20 @@ class Store(abc.ABC):
         """How many games `client` created that are not finished or abandoned."""
 
     @abc.abstractmethod
+    def client_games(self, client: str) -> ClientGames:
+        """`client`'s unfinished games (how many, and since when the idlest has had no move) and the quota an
+        operator set for it, in one read."""
+
+    @abc.abstractmethod
+    def set_client_quota(self, client: str, max_unfinished: int | None) -> None:
+        """Set the most unfinished games `client` may have (0: no quota), for every server on this store; None
+        goes back to the server's setting (FAIRDICE_MAX_UNFINISHED)."""
+
+    @abc.abstractmethod
+    def client_quotas(self) -> dict[str, int]:
+        """Every quota an operator set, by client."""
+
+    @abc.abstractmethod
     def stale_games(self, idle_since: str, limit: int = 100) -> list[str]:
         """Ids of unfinished games last updated before `idle_since` (a `now()` stamp), oldest first."""
 
@@ -196,7 +226,9 @@ class Store(abc.ABC):
     @abc.abstractmethod
     def stats(self) -> dict:
         """{"backend": "sqlite" | "postgresql", "games", "unfinished", "events", "idempotency_records",
-        "rate_limits", "bytes" (the database's size), "wal_bytes" (None where there is no such file)}."""
+        "rate_limits", "client_quotas", "bytes" (the database's size), "table_bytes" ({table: bytes, its
+        indexes included}, or None where the database cannot say), "wal_bytes" (None where there is no such
+        file)}."""
 
     @abc.abstractmethod
     def health(self) -> None:
@@ -204,6 +236,70 @@ class Store(abc.ABC):
 
     def close(self) -> None:
         pass
+
+
+# The table of the quotas set by `fairdice admin quota`.  Added after schema version 2 without a version of its
+# own: a server that does not know it ignores it (and its clients get the server's quota), so every store makes
+# it where it is missing, whatever the version.
+CLIENT_QUOTAS_TABLE = "client_quotas"
+CLIENT_QUOTAS = (f"CREATE TABLE {CLIENT_QUOTAS_TABLE} (client TEXT PRIMARY KEY, "
+                 "max_unfinished INTEGER NOT NULL CHECK (max_unfinished >= 0))")
+
+
+def check_quota(max_unfinished: int | None) -> int | None:
+    if max_unfinished is not None and (isinstance(max_unfinished, bool) or not isinstance(max_unfinished, int)
+                                       or max_unfinished < 0):
+        raise ValueError(f"a quota is a whole number of games (0: none), not {max_unfinished!r}")
+    return max_unfinished
+
+
+class GamesMarker:
+    """A file in the key directory saying that this service has stored games: written (0600, on disk) by the
+    store that stores one, unless this process knows it is there.  A start that finds it beside a database
+    without games (vanished, or made anew) refuses (api/serve.py): that database was lost, not new, and the
+    players of its games hold signed commitments and receipts for games it would answer 404."""
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self._known = False  # written or seen by this process
+
+    def exists(self) -> bool:
+        return self.path.exists()
+
+    def mark(self, database: str) -> None:
+        """Write it if missing (`database`: how the store names itself, for whoever reads the file).  Best
+        effort: a failure is logged, and the next game stored tries again."""
+        if self._known:
+            return
+        try:
+            if not self.path.exists():
+                _write_on_disk(self.path, f"fairdice: the games of the service that signs with these keys are "
+                                          f"stored in {database}\n")
+            self._known = True
+        except OSError as exc:
+            log.warning("cannot write %s (%s): a start that finds no database will not know it had games",
+                        self.path, exc.strerror or exc)
+
+    def remove(self) -> None:
+        self.path.unlink(missing_ok=True)
+        self._known = False
+
+
+def _write_on_disk(path: Path, text: str) -> None:
+    """Write `path` (0600) whole or not at all, and on disk before returning."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, text.encode())
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(temporary, path)
+    directory = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
 
 
 def is_postgres_url(db) -> bool:

@@ -26,6 +26,11 @@
   appends a second from 8 threads, against 23-33% fewer this way); one connection per watching process
   LISTENs to it (`PostgresAppendFeed`, for api/watch.py), so a move made through one server wakes the
   players watching through another.
+- Durable answers: every connection sets synchronous_commit (on by default,
+  FAIRDICE_SYNCHRONOUS=FULL) whatever the server's own default, so a game's
+  creation and a command's events are answered only once the database server
+  has them on disk.  The server groups the WAL flushes of concurrent commits
+  itself.
 - Connections come from a psycopg_pool ConnectionPool opened on first use in
   each process (so never shared across a fork), checked before use.  Waiting
   longer than `busy_timeout` for a lock raises Busy.  A database that cannot
@@ -48,15 +53,18 @@ import psycopg
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from .base import (FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, Conflict, DuplicateGame, GameNotFound,
-                   GameRecord, Progress, RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate,
-                   dumps, is_postgres_url, loads_array, longest_wait, newer_schema, now, redacted, seat_key)
+from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
+                   Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
+                   Snapshot, Store, StoreError, Unavailable, check_quota, check_rate, dumps, is_postgres_url,
+                   loads_array, longest_wait, newer_schema, now, redacted, seat_key)
 
 SCHEMA_LOCK = int.from_bytes(b"fairdice", "big")  # pg_advisory_xact_lock key while the schema is created
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000  # a client gone quiet inside a transaction releases its locks
 CONNECT_TIMEOUT = 5  # seconds to reach the database (and to wait for a free connection of the pool)
 PROBE_EVERY = 0.5  # seconds between tries to reach a database found unreachable (calls between fail at once)
 PRUNE_BATCH = 1000
+# FAIRDICE_SYNCHRONOUS as PostgreSQL's synchronous_commit: on, a commit waits until the server has it on disk
+SYNCHRONOUS_COMMIT = {"FULL": "on", "EXTRA": "on", "NORMAL": "off", "OFF": "off"}
 APPENDS_CHANNEL = "fairdice_appends"  # NOTIFY "<event count> <game id>" after each append that added events
 
 SCHEMA_V1 = """
@@ -201,10 +209,19 @@ def _translated(exc: psycopg.Error) -> StoreError:
 
 
 class PostgresStore(Store):
-    def __init__(self, url: str, pool_size: int = 4, busy_timeout: float = 30.0):
-        """`pool_size`: connections per process at most (one per thread that uses the store is enough)."""
+    def __init__(self, url: str, pool_size: int = 4, busy_timeout: float = 30.0, synchronous: str = "FULL",
+                 marker: GamesMarker | None = None):
+        """`pool_size`: connections per process at most (one per thread that uses the store is enough).
+        `synchronous`: FULL or EXTRA (a commit returns once the database server has it on disk:
+        synchronous_commit on, set on every connection whatever the server's default), NORMAL or OFF
+        (synchronous_commit off: survives a crash of the database server, not of its machine).  `marker`:
+        written with the first game stored (api.stores.base.GamesMarker)."""
         if not is_postgres_url(url):
             raise ValueError(f"not a PostgreSQL URL (postgresql://...): {redacted(url)!r}")
+        if synchronous.upper() not in SYNCHRONOUS_COMMIT:
+            raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
+        self.synchronous_commit = SYNCHRONOUS_COMMIT[synchronous.upper()]
+        self.marker = marker
         self.url = url
         self.pool_size = max(1, pool_size)
         self.busy_timeout = busy_timeout
@@ -237,6 +254,8 @@ class PostgresStore(Store):
                         conn.execute(statement)
                 if found < SCHEMA_VERSION:
                     conn.execute("UPDATE fairdice_schema SET version = %s", (SCHEMA_VERSION,))
+                if conn.execute("SELECT to_regclass(%s)", (CLIENT_QUOTAS_TABLE,)).fetchone()[0] is None:
+                    conn.execute(CLIENT_QUOTAS)
         except psycopg.OperationalError as exc:
             raise Unavailable("unreachable", f"{redacted(self.url)}: {_first_line(exc)}") from None
         except psycopg.Error as exc:
@@ -244,8 +263,10 @@ class PostgresStore(Store):
 
     def _configure(self, conn: psycopg.Connection) -> None:
         conn.execute("SELECT set_config('lock_timeout', %s, false), "
-                     "set_config('idle_in_transaction_session_timeout', %s, false)",
-                     (f"{round(self.busy_timeout * 1000)}ms", f"{IDLE_IN_TRANSACTION_TIMEOUT_MS}ms"))
+                     "set_config('idle_in_transaction_session_timeout', %s, false), "
+                     "set_config('synchronous_commit', %s, false)",
+                     (f"{round(self.busy_timeout * 1000)}ms", f"{IDLE_IN_TRANSACTION_TIMEOUT_MS}ms",
+                      self.synchronous_commit))
 
     def _new_pool(self) -> ConnectionPool:
         return ConnectionPool(self.url, min_size=1, max_size=self.pool_size, open=True, name="fairdice",
@@ -367,6 +388,28 @@ class PostgresStore(Store):
             return 0
         return self._value(f"SELECT count(*) FROM games WHERE client = %s AND {_UNFINISHED}", (client,))
 
+    def client_games(self, client: str) -> ClientGames:
+        if not _storable(client):
+            return ClientGames(0, None, None)
+        (count, idle_since, quota), = self._rows(
+            f"SELECT count(*), min(updated_at), (SELECT max_unfinished FROM {CLIENT_QUOTAS_TABLE} WHERE client = %(c)s) "
+            f"FROM games WHERE client = %(c)s AND {_UNFINISHED}", {"c": client})
+        return ClientGames(count, idle_since, quota)
+
+    def set_client_quota(self, client: str, max_unfinished: int | None) -> None:
+        if not _storable(client):
+            raise StoreError("a client cannot hold NUL")
+        with self._connection() as conn:
+            if check_quota(max_unfinished) is None:
+                conn.execute(f"DELETE FROM {CLIENT_QUOTAS_TABLE} WHERE client = %s", (client,))
+            else:
+                conn.execute(f"INSERT INTO {CLIENT_QUOTAS_TABLE} (client, max_unfinished) VALUES (%(c)s, %(n)s) "
+                             "ON CONFLICT (client) DO UPDATE SET max_unfinished = %(n)s",
+                             {"c": client, "n": max_unfinished})
+
+    def client_quotas(self) -> dict[str, int]:
+        return dict(self._rows(f"SELECT client, max_unfinished FROM {CLIENT_QUOTAS_TABLE} ORDER BY client"))
+
     def stale_games(self, idle_since: str, limit: int = 100) -> list[str]:
         rows = self._rows(f"SELECT game_id FROM games WHERE created_at < %(t)s AND updated_at < %(t)s AND "
                           f"{_UNFINISHED} ORDER BY updated_at, game_id LIMIT %(n)s", {"t": idle_since, "n": limit})
@@ -392,6 +435,8 @@ class PostgresStore(Store):
         except (errors.IntegrityError, errors.DataError) as exc:
             raise StoreError(f"game {record.game_id!r} refused: {_first_line(exc)}") from None
         record.created_at = record.updated_at = created
+        if self.marker is not None:
+            self.marker.mark(str(self))
 
     def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
         if not _storable(game_id):
@@ -473,13 +518,16 @@ class PostgresStore(Store):
                 return total
 
     def stats(self) -> dict:
-        (games, unfinished, events, idempotency, rate_limits, size), = self._rows(
+        (games, unfinished, events, idempotency, rate_limits, quotas), = self._rows(
             f"SELECT count(*), count(*) FILTER (WHERE {_UNFINISHED}), coalesce(sum(event_count), 0)::bigint, "
-            "(SELECT count(*) FROM idempotency), (SELECT count(*) FROM rate_limits), "
-            "(SELECT sum(pg_total_relation_size(t::regclass))::bigint FROM unnest(ARRAY['fairdice_schema', "
-            "'games', 'events', 'idempotency', 'rate_limits']) AS t) FROM games")
+            f"(SELECT count(*) FROM idempotency), (SELECT count(*) FROM rate_limits), "
+            f"(SELECT count(*) FROM {CLIENT_QUOTAS_TABLE}) FROM games")
+        tables = dict(self._rows(
+            "SELECT t, pg_total_relation_size(t::regclass) FROM unnest(%s::text[]) AS t ORDER BY t",
+            (["fairdice_schema", "games", "events", "idempotency", "rate_limits", CLIENT_QUOTAS_TABLE],)))
         return {"backend": "postgresql", "games": games, "unfinished": unfinished, "events": events,
-                "idempotency_records": idempotency, "rate_limits": rate_limits, "bytes": size, "wal_bytes": None}
+                "idempotency_records": idempotency, "rate_limits": rate_limits, "client_quotas": quotas,
+                "bytes": sum(tables.values()), "table_bytes": tables, "wal_bytes": None}
 
     def health(self) -> None:
         """The database answers, and takes writes (not a standby, not read-only)."""

@@ -4,7 +4,7 @@
 - games (one row each) and events (append-only: triggers refuse UPDATE and
   DELETE), idempotency records keyed by game, seat and key, and rate-limit
   rows (one theoretical arrival time per key);
-- every command is written by one transaction, `BEGIN IMMEDIATE` (SQLite's
+- every command is written in a transaction, `BEGIN IMMEDIATE` (SQLite's
   database write lock, held across processes), which appends only if the
   game still has the event count the command was computed from (the UPDATE
   of its row says so).  Events are append-only, so an equal count means the
@@ -15,23 +15,51 @@
   writers queue in the kernel instead of polling SQLite's busy handler (which
   sleeps up to 100 ms between tries); everything that can be done before the
   lock (JSON, stamps) is.
+- Durable answers: `synchronous=FULL` by default, so a commit returns only
+  once the WAL holds it on disk, and no other connection sees it before (a
+  game's creation and a command's events are answered, signed, only after
+  that; NORMAL would survive a killed process but not a power cut or a disk
+  going read-only).  One fsync serves many writes: a game's creation and a
+  command's events go through the process's commit group (`_CommitGroup`):
+  the thread that finds no commit under way leads, takes every write queued
+  meanwhile by the other threads, runs each in a savepoint of one transaction
+  (a refused one, Conflict say, is rolled back alone, in order, so each append
+  still sees the ones before it) and commits them together; the others wait
+  for its commit.  Rate-limit counts and pruning, which nobody is answered for,
+  commit at NORMAL.
 - A snapshot needs no transaction: it reads the game's row, then its events
   below the count that row gave; events are append-only and committed with
   their count, so the two reads agree.
+- Connections: a pool per process (any thread takes one for a call and gives
+  it back), never carried across a fork.
 - Faults: the file the store opened is the only one it uses.  Before every
   call the path is compared (device, inode) with it: a vanished file is
   `database_missing`, another file at the path `database_replaced`, and
   connections open with `mode=rw`, so no empty database is ever made in its
-  place.  Disk full and read-only errors are `Unavailable` too (after a
-  read-only one the thread's connection is dropped: a connection SQLite opened
-  read-only would stay so), and the next call simply tries again.
+  place.  Disk full is `disk_full`; a file system that refuses writes is
+  `read_only` (ext4 after an error, errors=remount-ro, says so only when a
+  file is opened for writing: statvfs still says rw), one that fails them
+  `io_error`, a database SQLite finds malformed on a sound disk
+  `database_corrupt`.  After one of these three the store lets go of every
+  file it holds (the pool's connections and lock files, as each call ends),
+  so that a file system with errors can be unmounted, checked and mounted
+  again while the server runs, and it reads and writes nothing until the
+  fault is gone: `_mend` (tried every second by the background thread below,
+  and by `health`) ends it once a write reaches the disk again and the WAL
+  has been copied into the database and synced (a corrupt database: first an
+  integrity check must pass).  Not even reads are served meanwhile: a commit
+  whose fsync failed leaves its frames in the WAL file, and SQLite's recovery
+  of the WAL would show them, answered as if stored, though the disk may
+  never have had them.  So the store recovers by itself once the fault is
+  gone, and serves only what is on disk.
 - The WAL stays bounded: a background thread per process checkpoints it every
   second (PASSIVE: blocking nobody), SQLite's own checkpoint takes over past
   AUTOCHECKPOINT_FALLBACK pages, the file is cut back to WAL_SIZE_LIMIT when
   it restarts, and `prune` truncates it (TRUNCATE checkpoint).
 - Watchers (api/watch.py) learn that some process committed from `PRAGMA
   data_version`, looked at every FEED_POLL_EVERY seconds by one thread per
-  process (`SQLiteAppendFeed`), then read the counts of the games they watch.
+  process (`SQLiteAppendFeed`, on a connection of its own), then read the
+  counts of the games they watch.
 - Everything the store makes is the owner's alone: the database, its -wal,
   -shm and lock files 0600 (SQLite gives -wal and -shm the database's mode),
   the directories it makes 0700.
@@ -39,6 +67,7 @@
 
 from __future__ import annotations
 
+import copy
 import errno
 import fcntl
 import json
@@ -51,8 +80,9 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..files import make_private_dirs
-from .base import (FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, Conflict, DuplicateGame, GameNotFound,
-                   GameRecord, Progress, RateWait, Remembered, Snapshot, Store, StoreError, Unavailable, check_rate,
+from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
+                   Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
+                   SYNCHRONOUS_LEVELS, Snapshot, Store, StoreError, Unavailable, check_quota, check_rate,
                    dumps as _dumps, loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
 
 AUTOCHECKPOINT_FALLBACK = 2000  # pages (8 MB) before a commit checkpoints by itself, if the thread falls behind
@@ -62,7 +92,11 @@ PRUNE_CHECKPOINT_TIMEOUT_MS = 2000  # how long prune's TRUNCATE checkpoint waits
 READ_CHECK_EVERY = 0.1  # seconds: reads check the file's identity at most this often (writes every time)
 MIN_FREE_BYTES = 256 << 10  # less free space than this on the database's file system: unhealthy (disk_full)
 FEED_POLL_EVERY = 0.05  # seconds between two looks at the database's data_version while an append feed waits
+DISK_FAULTS = ("read_only", "io_error", "database_corrupt")  # after these the store lets go of every file it holds
+INTEGRITY_CHECK_EVERY = 10.0  # seconds between two integrity checks of a database found corrupt
+CONFIRM_XATTR = "user.fairdice.committed"  # set on the lock file after each durable commit (`_confirm_on_disk`)
 _CHECKPOINTER_LOCK = threading.Lock()
+_PROCESS_LOCK = threading.Lock()
 _UNFINISHED = f"seed_revealed IS NULL AND status NOT IN {FINAL_STATUSES!r}"  # the index's WHERE, then exact
 
 _forks = 0  # forks this process descends from: a connection or thread of an earlier count is the parent's
@@ -151,26 +185,151 @@ _FULL, _READONLY, _CANTOPEN, _IOERR, _PERM, _BUSY, _LOCKED = (sqlite3.SQLITE_FUL
                                                               sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_IOERR,
                                                               sqlite3.SQLITE_PERM, sqlite3.SQLITE_BUSY,
                                                               sqlite3.SQLITE_LOCKED)
+_CORRUPT, _NOTADB = sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB
+
+
+class _Handle:
+    """A connection of the pool, and its own descriptor of the store's lock file (opened with its first write)."""
+    __slots__ = ("conn", "lock_fd", "generation")
+
+    def __init__(self, conn: sqlite3.Connection, generation: int):
+        self.conn, self.lock_fd, self.generation = conn, None, generation
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except sqlite3.Error:
+            pass
+        if self.lock_fd is not None:
+            os.close(self.lock_fd)
+            self.lock_fd = None
+
+
+class _Pool:
+    """This process's idle connections, the last given back first.  `let_go` closes them all, and those in use
+    as they come back, so that the store holds no file open; while `keeping` is off (a disk fault lasts) every
+    connection is closed after its call."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.idle: list[_Handle] = []
+        self.generation = 0  # moved on by let_go: a connection of an earlier one is closed when given back
+        self.keeping = True
+
+    def take(self) -> _Handle | None:
+        with self.lock:
+            return self.idle.pop() if self.idle else None
+
+    def give(self, handle: _Handle) -> None:
+        with self.lock:
+            if self.keeping and handle.generation == self.generation:
+                self.idle.append(handle)
+                return
+        handle.close()
+
+    def let_go(self, keep: bool) -> None:
+        with self.lock:
+            self.generation += 1
+            self.keeping = keep
+            idle, self.idle = self.idle, []
+        for handle in idle:
+            handle.close()
+
+
+class _Pending:
+    """A durable write waiting for its commit: work(conn, *args), then its result or the error to raise."""
+    __slots__ = ("work", "args", "done", "result", "error")
+
+    def __init__(self, work, args: tuple):
+        self.work, self.args = work, args
+        self.done, self.result, self.error = False, None, None
+
+    def fail(self, error: BaseException) -> None:
+        self.result, self.error, self.done = None, error, True
+
+    def outcome(self):
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+class _CommitGroup:
+    """The durable writes of one process's threads, committed together.  A thread that finds no commit under
+    way leads: `commit(take)` waits for the database's write lock, then takes every write queued by then (its
+    own among them: `take()`) and settles each one; threads that come meanwhile queue and wait, and when the
+    commit is done one of those whose write is still queued leads the next.  So while one fsync runs (this
+    process's or another's), the next batch gathers."""
+
+    def __init__(self):
+        self.cond = threading.Condition(threading.Lock())
+        self.queue: list[_Pending] = []
+        self.leading = False
+        self.batch: list[_Pending] | None = None  # what the leader took
+
+    def run(self, commit, pending: _Pending) -> None:
+        with self.cond:
+            self.queue.append(pending)
+            while self.leading and not pending.done:
+                self.cond.wait()
+            if pending.done:
+                return
+            self.leading = True
+        self.batch = None
+        try:
+            commit(self.take)
+        finally:
+            for queued in self.batch if self.batch is not None else self.take():
+                if not queued.done:
+                    queued.fail(StoreError("the commit of this write was interrupted"))
+            with self.cond:
+                self.leading = False
+                self.cond.notify_all()
+
+    def take(self) -> list[_Pending]:
+        """(The leader, once.)  Every write queued so far."""
+        with self.cond:
+            self.batch, self.queue = self.queue, []
+        return self.batch
+
+
+class _Process:
+    """What a store holds in one process: its connections and its commit group (a forked child makes its own)."""
+    __slots__ = ("forks", "pool", "group")
+
+    def __init__(self, forks: int):
+        self.forks, self.pool, self.group = forks, _Pool(), _CommitGroup()
 
 
 class SQLiteStore(Store):
-    def __init__(self, path: str | os.PathLike, synchronous: str = "NORMAL", busy_timeout: float = 30.0,
-                 checkpoint_every: float = 1.0):
-        """`checkpoint_every` seconds: a background thread per process copies the WAL into the database
-        (a PASSIVE checkpoint, which blocks no reader or writer), so that no command pays for a checkpoint
-        while it holds the write lock.  0: SQLite's own automatic checkpoints, inside commits."""
+    def __init__(self, path: str | os.PathLike, synchronous: str = "FULL", busy_timeout: float = 30.0,
+                 checkpoint_every: float = 1.0, group_commit: bool = True, marker: GamesMarker | None = None):
+        """`synchronous`: SQLite's setting for the writes answered to a client (FULL: on disk before the answer;
+        NORMAL: survives a killed process, not a power cut).  `checkpoint_every` seconds: a background thread per
+        process copies the WAL into the database (a PASSIVE checkpoint, which blocks no reader or writer), so
+        that no command pays for a checkpoint while it holds the write lock, and retries a disk fault until it
+        is gone.  0: SQLite's own automatic checkpoints, inside commits.  `group_commit`: commit the durable
+        writes of concurrent threads together (False: each in a transaction of its own, for comparison).
+        `marker`: written with the first game stored (api.stores.base.GamesMarker)."""
         self.checkpoint_every = checkpoint_every
+        self.group_commit = group_commit
+        self.marker = marker
         self._checkpointer: tuple[int, threading.Thread] | None = None
         self.path = Path(os.path.abspath(path))
         self._path_text = str(self.path)  # (os.stat of a str skips a Path's conversion, before every write)
-        if synchronous.upper() not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        if synchronous.upper() not in SYNCHRONOUS_LEVELS:
             raise ValueError(f"synchronous must be OFF, NORMAL, FULL or EXTRA, not {synchronous!r}")
         self.synchronous = synchronous.upper()
+        # the writes nobody is answered for (rate-limit counts, pruning) need not wait for the disk
+        self._lighter = "NORMAL" if self.synchronous in ("FULL", "EXTRA") else None
+        self._confirming = self._lighter is not None  # (`_confirm_on_disk`: only where commits claim the disk)
         self.busy_timeout = busy_timeout
-        self._local = threading.local()
+        self._process_state = _Process(_forks)
         self._uri = f"file:{quote(str(self.path))}?mode=rw"  # never creates: a vanished file stays missing
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._checked_at = 0.0  # (monotonic) when the path last named the file the store opened
+        self._disk_fault: Unavailable | None = None  # a fault of the disk (DISK_FAULTS) until it is gone
+        self._integrity_checked_at = 0.0  # (monotonic) when a database found corrupt was last checked
+        self.integrity_check_every = INTEGRITY_CHECK_EVERY
         try:
             make_private_dirs(self.path.parent)
             _make_private_file(self.path)
@@ -179,7 +338,10 @@ class SQLiteStore(Store):
         except OSError as exc:
             raise _os_fault(exc, self.path) from None
         except sqlite3.Error as exc:
-            raise self._fault(exc) from None
+            fault = self._fault(exc)
+            if isinstance(fault, Unavailable) and fault.reason == "database_corrupt":
+                fault = StoreError(f"{self.path}: {exc}")  # at the start: not a database (garbage, another format)
+            raise fault from None
 
     def __str__(self) -> str:
         return f"SQLite {self.path}"
@@ -199,12 +361,17 @@ class SQLiteStore(Store):
                 raise newer_schema(found)
             if found < SCHEMA_VERSION:
                 _migrate(conn, found)
+            if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (CLIENT_QUOTAS_TABLE,)).fetchone():
+                conn.execute(f"{CLIENT_QUOTAS} WITHOUT ROWID")
+            # whatever the WAL shows, a commit whose fsync failed before a restart included, into the synced
+            # database file (PASSIVE: blocking no server that runs on it)
+            conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
         finally:
             if conn is not None:
                 conn.close()
             os.close(lock_fd)  # (closing the descriptor releases the lock)
 
-    # --- connections: one per thread, never carried across a fork ----------------
+    # --- connections: a pool per process, never carried across a fork ----------------
 
     def _connect(self) -> sqlite3.Connection:
         conn = sqlite3.connect(self._uri, uri=True, isolation_level=None, timeout=self.busy_timeout,
@@ -220,6 +387,16 @@ class SQLiteStore(Store):
             raise
         return conn
 
+    def _process(self) -> _Process:
+        """This process's pool and commit group (a process forked since makes its own)."""
+        state = self._process_state
+        if state.forks != _forks:
+            with _PROCESS_LOCK:
+                if self._process_state.forks != _forks:
+                    self._process_state = _Process(_forks)  # (the parent's connections are not ours to close)
+                state = self._process_state
+        return state
+
     def _start_checkpointer(self) -> None:
         """One daemon thread per process (started on its first connection, again after a fork)."""
         if self.checkpoint_every <= 0 or (self._checkpointer and self._checkpointer[0] == _forks):
@@ -232,33 +409,45 @@ class SQLiteStore(Store):
             self._checkpointer = (_forks, thread)
             thread.start()
 
-    def _conn(self, check_every: float = 0.0) -> sqlite3.Connection:
-        """This thread's connection, once the path is checked to still name the file the store opened
-        (`check_every`: skip the check when one succeeded less than this many seconds ago)."""
-        local = self._local
-        fresh = getattr(local, "forks", None) != _forks
-        if fresh or check_every <= 0 or time.monotonic() - self._checked_at > check_every:
-            self._check_file()  # (always before a new connection opens whatever is at the path)
-        if fresh:
-            local.conn, local.lock_fd = self._connect(), None
-            local.forks = _forks
-            self._start_checkpointer()
-        return local.conn
+    def _take(self, check_every: float = 0.0, mending: bool = False) -> _Handle:
+        """A connection of the pool (a new one if none is idle), once the path is checked to still name the file
+        the store opened (`check_every`: skip the check when one succeeded less than this many seconds ago;
+        never before a new connection opens whatever is at the path).  Give it back with `_give`.  While a disk
+        fault lasts, the fault instead (unless `mending`): nothing is read or written until `_mend` has made
+        sure that whatever the database shows is on disk."""
+        fault = self._disk_fault
+        if fault is not None and not mending:
+            raise copy.copy(fault)
+        if check_every <= 0 or time.monotonic() - self._checked_at > check_every:
+            self._check_file()
+        pool = self._process().pool
+        handle = pool.take()
+        if handle is not None:
+            return handle
+        if check_every > 0:
+            self._check_file()
+        generation = pool.generation
+        try:
+            handle = _Handle(self._connect(), generation)
+        except sqlite3.Error as exc:
+            raise self._failed(exc) from None
+        self._start_checkpointer()
+        return handle
 
-    def _drop_connection(self) -> None:
-        """Forget this thread's connection (after a fault: the next call opens a fresh one)."""
-        local = self._local
-        if getattr(local, "forks", None) == _forks:
-            try:
-                local.conn.close()
-            except sqlite3.Error:
-                pass
-            if local.lock_fd is not None:
-                os.close(local.lock_fd)
-        local.forks = None
+    def _give(self, handle: _Handle) -> None:
+        self._process().pool.give(handle)
+
+    def _conn(self) -> sqlite3.Connection:
+        """A connection of the pool, left in it: the next call of this thread (alone) uses it (for tests that look
+        at the database or set a connection's limits)."""
+        handle = self._take()
+        self._give(handle)
+        return handle.conn
 
     def _check_file(self) -> None:
-        """Unavailable unless the path still names the very file this store opened."""
+        """Unavailable unless the path still names the very file this store opened (and then every call checks
+        again until it does)."""
+        self._checked_at = 0.0
         try:
             found = _identity(os.stat(self._path_text))
         except FileNotFoundError:
@@ -271,13 +460,32 @@ class SQLiteStore(Store):
                                                    f"restart the server to use the new one")
         self._checked_at = time.monotonic()
 
+    def _check_disk(self) -> None:
+        """Unavailable when the database's file system refuses to open a file for writing: read-only (ext4
+        after an error is, though statvfs still says rw) or failing (EIO).  The file opened is the store's lock
+        file, never the database: closing a descriptor of the database would drop SQLite's POSIX locks on it."""
+        try:
+            fd = os.open(self._lock_path, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError as exc:
+            raise self._found(_os_fault(exc, self._lock_path)) from None
+        os.close(fd)
+
     def _failed(self, exc: Exception) -> StoreError:
-        """An error of SQLite or the OS as the store's own (Busy, Unavailable, StoreError); after a read-only
-        fault the thread's connection is dropped, so that the next call opens the file afresh."""
-        fault = self._fault(exc) if isinstance(exc, sqlite3.Error) else _os_fault(exc, self.path)
-        if isinstance(fault, Unavailable) and fault.reason == "read_only":  # (opened read-only, it would stay so)
-            self._drop_connection()
+        """An error of SQLite or the OS as the store's own (Busy, Unavailable, StoreError)."""
+        return self._found(self._fault(exc) if isinstance(exc, sqlite3.Error) else _os_fault(exc, self.path))
+
+    def _found(self, fault: StoreError) -> StoreError:
+        """After a fault of the disk, let go of every file (each connection in use as its call ends), and serve
+        nothing until `_mend` ends the fault; `fault`."""
+        if isinstance(fault, Unavailable) and fault.reason in DISK_FAULTS:
+            if self._disk_fault is None or self._disk_fault.reason != "database_corrupt":
+                self._disk_fault = fault
+            self._process().pool.let_go(keep=False)
         return fault
+
+    def _recovered(self) -> None:
+        self._disk_fault = None
+        self._process().pool.keeping = True
 
     def _fault(self, exc: sqlite3.Error) -> StoreError:
         code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
@@ -285,55 +493,124 @@ class SQLiteStore(Store):
             return Busy(str(exc))
         try:
             self._check_file()  # a vanished or replaced file explains whatever SQLite said
-        except Unavailable as vanished:
-            return vanished
+            self._check_disk()  # and so does a file system that refuses writes (SQLite says I/O error, or corrupt)
+        except Unavailable as explained:
+            return explained
         except StoreError:
             pass
         if code == _FULL or (code == _IOERR and _free_bytes(self.path) < MIN_FREE_BYTES):
             return Unavailable("disk_full", f"{self.path}: {exc} ({_free_bytes(self.path)} bytes free)")
         if code in (_READONLY, _CANTOPEN, _PERM) or (code == _IOERR and _read_only(self.path)):
             return Unavailable("read_only", f"{self.path}: {exc}")
+        if code == _IOERR:
+            return Unavailable("io_error", f"{self.path}: {exc}: the disk failed a read or write")
+        if code in (_CORRUPT, _NOTADB):
+            return Unavailable("database_corrupt", f"{self.path}: {exc}: restore it from a backup")
         return StoreError(f"{self.path}: {exc}")
 
     def _read(self, sql: str, args: tuple = ()) -> list:
         """The rows of one statement (a statement is a consistent read by itself)."""
+        handle = self._take(READ_CHECK_EVERY)
         try:
-            return self._conn(READ_CHECK_EVERY).execute(sql, args).fetchall()
+            return handle.conn.execute(sql, args).fetchall()
         except (sqlite3.Error, OSError) as exc:
             raise self._failed(exc) from None
+        finally:
+            self._give(handle)
+
+    def _locked(self, handle: _Handle) -> sqlite3.Connection:
+        """The handle's connection, once this process holds the store's file lock through it (queued in the
+        kernel behind other writers); unlock with `_unlock`."""
+        if handle.lock_fd is None:
+            handle.lock_fd = _open_lock_file(self._lock_path)
+        fcntl.flock(handle.lock_fd, fcntl.LOCK_EX)
+        return handle.conn
+
+    @staticmethod
+    def _unlock(handle: _Handle) -> None:
+        fcntl.flock(handle.lock_fd, fcntl.LOCK_UN)
 
     def _write(self, work, *args, transaction: bool = True):
-        """work(conn, *args) in one write transaction (BEGIN IMMEDIATE under the store's file lock, queued in
-        the kernel), committed unless it raises or has ended the transaction itself; its result."""
+        """work(conn, *args) in one write transaction of its own that nobody is answered for (rate limits,
+        pruning, probes: committed at NORMAL), committed unless it raises or has ended the transaction itself;
+        its result.  `transaction=False`: under the file lock, outside a transaction."""
+        handle = self._take()
         try:
-            conn = self._conn()
-            local = self._local
-            if local.lock_fd is None:
-                local.lock_fd = _open_lock_file(self._lock_path)
-            fcntl.flock(local.lock_fd, fcntl.LOCK_EX)
+            conn = self._locked(handle)
             try:
                 if not transaction:
                     return work(conn, *args)
-                conn.execute("BEGIN IMMEDIATE")
+                if self._lighter:
+                    conn.execute(f"PRAGMA synchronous = {self._lighter}")
                 try:
-                    result = work(conn, *args)
-                    if conn.in_transaction:
-                        conn.execute("COMMIT")
-                    return result
-                except BaseException:
-                    if conn.in_transaction:
-                        conn.execute("ROLLBACK")
-                    raise
+                    return _in_transaction(conn, work, args)
+                finally:
+                    if self._lighter:
+                        conn.execute(f"PRAGMA synchronous = {self.synchronous}")
             finally:
-                fcntl.flock(local.lock_fd, fcntl.LOCK_UN)
+                self._unlock(handle)
         except sqlite3.IntegrityError:
             raise  # the request's own fault: the caller says what it means
         except (sqlite3.Error, OSError) as exc:
             raise self._failed(exc) from None
+        finally:
+            self._give(handle)
+
+    def _commit(self, work, *args):
+        """work(conn, *args), durably: committed at the store's `synchronous` level, with the durable writes of
+        this process's other threads that come meanwhile (one fsync for them all); its result, or its error.
+        Refused while the database is known to be corrupt."""
+        pending = _Pending(work, args)
+        if self.group_commit:
+            self._process().group.run(self._commit_batch, pending)
+        else:
+            self._commit_batch(lambda: [pending])
+        return pending.outcome()
+
+    def _commit_batch(self, take) -> None:
+        """One transaction for the writes `take()` gives once the write lock is held: each in a savepoint of its
+        own (a refusal, StoreError or a constraint, rolls back that write alone), in order, then one commit; a
+        fault fails them all."""
+        batch: list[_Pending] = []
+        try:
+            handle = self._take()
+        except StoreError as exc:
+            _fail_all(take(), exc)
+            return
+        try:
+            conn = self._locked(handle)
+            try:
+                batch = take()
+                _in_transaction(conn, _run_each, (batch,))
+            finally:
+                self._unlock(handle)
+            self._confirm_on_disk(handle)
+        except (sqlite3.Error, OSError) as exc:
+            _fail_all(batch or take(), self._failed(exc))
+        else:
+            for pending in batch:
+                pending.done = True
+        finally:
+            self._give(handle)
+
+    def _confirm_on_disk(self, handle: _Handle) -> None:
+        """After a durable commit: OSError unless its fsync can be believed.  ext4 reports success to an fsync
+        that races its own error (the journal aborted under it: errors=remount-ro) and then loses what it was
+        to sync; but once the journal is aborted, no journal handle can start, so a write of metadata that
+        must be journaled and reports its failure (an extended attribute set on the store's lock file), made
+        after the fsync, fails then.  File systems without user extended attributes are not asked again."""
+        if not self._confirming:
+            return
+        try:
+            os.setxattr(handle.lock_fd, CONFIRM_XATTR, b"")
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTSUP, errno.EOPNOTSUPP, errno.EPERM, errno.EACCES):
+                raise
+            self._confirming = False
 
     def close(self) -> None:
         self._checkpointer = None  # the checkpoint thread ends after its current sleep
-        self._drop_connection()
+        self._process().pool.let_go(keep=True)
 
     # --- reading ------------------------------------------------------------------
 
@@ -345,14 +622,17 @@ class SQLiteStore(Store):
                           created_at=created_at, updated_at=updated_at, client=client)
 
     def snapshot(self, game_id: str) -> Snapshot | None:
+        handle = self._take(READ_CHECK_EVERY)
         try:
-            conn = self._conn(READ_CHECK_EVERY)
+            conn = handle.conn
             row = conn.execute(_SELECT_GAME, (game_id,)).fetchone()
             if row is None:
                 return None
             bodies = [body for (body,) in conn.execute(_SELECT_EVENTS, (game_id, row[8]))]
         except (sqlite3.Error, OSError) as exc:
             raise self._failed(exc) from None
+        finally:
+            self._give(handle)
         record = self._record(row)
         if len(bodies) != record.event_count:
             raise StoreError(f"game {game_id}: {len(bodies)} events stored, {record.event_count} counted")
@@ -380,6 +660,23 @@ class SQLiteStore(Store):
     def unfinished_count(self, client: str) -> int:
         return self._read(f"SELECT count(*) FROM games WHERE client = ? AND {_UNFINISHED}", (client,))[0][0]
 
+    def client_games(self, client: str) -> ClientGames:
+        (count, idle_since, quota), = self._read(
+            f"SELECT count(*), min(updated_at), (SELECT max_unfinished FROM {CLIENT_QUOTAS_TABLE} WHERE client = ?1) "
+            f"FROM games WHERE client = ?1 AND {_UNFINISHED}", (client,))
+        return ClientGames(count, idle_since, quota)
+
+    def set_client_quota(self, client: str, max_unfinished: int | None) -> None:
+        if check_quota(max_unfinished) is None:
+            self._write(lambda conn: conn.execute(f"DELETE FROM {CLIENT_QUOTAS_TABLE} WHERE client = ?", (client,)))
+        else:
+            self._write(lambda conn: conn.execute(
+                f"INSERT INTO {CLIENT_QUOTAS_TABLE} (client, max_unfinished) VALUES (?1, ?2) "
+                "ON CONFLICT (client) DO UPDATE SET max_unfinished = ?2", (client, max_unfinished)))
+
+    def client_quotas(self) -> dict[str, int]:
+        return dict(self._read(f"SELECT client, max_unfinished FROM {CLIENT_QUOTAS_TABLE} ORDER BY client"))
+
     def stale_games(self, idle_since: str, limit: int = 100) -> list[str]:
         rows = self._read(f"SELECT game_id FROM games WHERE created_at < ?1 AND updated_at < ?1 AND {_UNFINISHED} "
                           "ORDER BY updated_at, game_id LIMIT ?2", (idle_since, limit))
@@ -395,12 +692,14 @@ class SQLiteStore(Store):
         row = (record.game_id, now, now, _dumps(record.opened), record.key_id, _dumps(record.tokens),
                record.seed_sealed, record.seed_revealed, record.status, record.client)
         try:
-            self._write(_insert_game, row)
+            self._commit(_insert_game, row)
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
                 raise DuplicateGame(record.game_id) from None
             raise StoreError(f"game {record.game_id} refused: {exc}") from None
         record.created_at = record.updated_at = now
+        if self.marker is not None:
+            self.marker.mark(str(self))
 
     def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
         now = _now()  # everything but the writing itself is done before the lock
@@ -413,7 +712,7 @@ class SQLiteStore(Store):
         keep = None if remember is None else (game_id, _seat_key(remember.seat), remember.key,
                                               remember.fingerprint, remember.status, remember.body, now)
         try:
-            return self._write(_append, game_id, expected_count, bodies, move, keep)
+            return self._commit(_append, game_id, expected_count, bodies, move, keep)
         except sqlite3.IntegrityError as exc:
             raise StoreError(f"game {game_id}: events refused: {exc}") from None
 
@@ -453,16 +752,18 @@ class SQLiteStore(Store):
             if deleted < PRUNE_BATCH:
                 return total
 
-    def _truncate_wal(self, conn: sqlite3.Connection) -> None:
+    def _truncate_wal(self, conn: sqlite3.Connection) -> bool:
         """Copy the whole WAL into the database and cut the file to nothing, unless readers stay on old
-        snapshots for longer than PRUNE_CHECKPOINT_TIMEOUT_MS (then the next prune does it)."""
+        snapshots for longer than PRUNE_CHECKPOINT_TIMEOUT_MS (then the next prune does it); whether it did."""
         conn.execute(f"PRAGMA busy_timeout = {PRUNE_CHECKPOINT_TIMEOUT_MS}")
         deadline = time.monotonic() + PRUNE_CHECKPOINT_TIMEOUT_MS / 1000
         try:
             # busy = 1 when another checkpoint (the PASSIVE thread's, another process's) held the checkpointer
             # lock, which SQLite does not wait for: try again until it is free
-            while conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0] and time.monotonic() < deadline:
+            while (busy := conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]) and \
+                    time.monotonic() < deadline:
                 time.sleep(0.01)
+            return not busy
         finally:
             conn.execute(f"PRAGMA busy_timeout = {round(self.busy_timeout * 1000)}")
 
@@ -475,39 +776,115 @@ class SQLiteStore(Store):
     def stats(self) -> dict:
         (games, unfinished, events), = self._read(
             f"SELECT count(*), coalesce(sum({_UNFINISHED}), 0), coalesce(sum(event_count), 0) FROM games")
-        (idempotency, rate_limits, pages, page_size), = self._read(
-            "SELECT (SELECT count(*) FROM idempotency), (SELECT count(*) FROM rate_limits), "
-            "(SELECT page_count FROM pragma_page_count), (SELECT page_size FROM pragma_page_size)")
+        (idempotency, rate_limits, quotas, pages, page_size), = self._read(
+            f"SELECT (SELECT count(*) FROM idempotency), (SELECT count(*) FROM rate_limits), "
+            f"(SELECT count(*) FROM {CLIENT_QUOTAS_TABLE}), (SELECT page_count FROM pragma_page_count), "
+            f"(SELECT page_size FROM pragma_page_size)")
         return {"backend": "sqlite", "games": games, "unfinished": unfinished, "events": events,
-                "idempotency_records": idempotency, "rate_limits": rate_limits, "bytes": pages * page_size,
-                "wal_bytes": self._wal_bytes()}
+                "idempotency_records": idempotency, "rate_limits": rate_limits, "client_quotas": quotas,
+                "bytes": pages * page_size, "table_bytes": self._table_bytes(), "wal_bytes": self._wal_bytes()}
+
+    def _table_bytes(self) -> dict[str, int] | None:
+        """The pages of each table and its indexes, in bytes (SQLite's dbstat table); None where this SQLite was
+        built without it."""
+        handle = self._take(READ_CHECK_EVERY)
+        try:
+            rows = handle.conn.execute(
+                "SELECT m.tbl_name, sum(s.pgsize) FROM dbstat AS s JOIN sqlite_master AS m ON m.name = s.name "
+                "WHERE m.tbl_name NOT LIKE 'sqlite_%' GROUP BY m.tbl_name ORDER BY m.tbl_name").fetchall()
+        except sqlite3.OperationalError as exc:
+            if "dbstat" in str(exc):
+                return None
+            raise self._failed(exc) from None
+        except (sqlite3.Error, OSError) as exc:
+            raise self._failed(exc) from None
+        finally:
+            self._give(handle)
+        return dict(rows)
 
     def health(self) -> None:
-        """The file is the one opened, its file system writable with room left, and a write transaction
-        can start and allocate a page (rolled back: nothing is written)."""
+        """The file is the one opened, its file system takes writes with room left, and a write transaction
+        can start and allocate a page (rolled back: nothing is written).  After a fault of the disk: a write
+        that reaches the disk commits again (a corrupt database: first its integrity check passes)."""
         self._check_file()
+        self._check_disk()
         if _read_only(self.path):
             raise Unavailable("read_only", f"{self.path} or its directory cannot be written")
         free = _free_bytes(self.path)
         if free < MIN_FREE_BYTES:
             raise Unavailable("disk_full", f"{free} bytes free on the file system of {self.path}")
-        self._write(_probe)
+        if self._disk_fault is None:
+            self._write(_probe)
+        else:
+            self._mend()
+
+    def _mend(self) -> None:
+        """Whether the disk fault is gone, and if it is, end it.  A database found corrupt must pass an integrity
+        check (at most every `integrity_check_every` seconds); then a write must reach the disk (the header
+        rewritten as it is, committed), and the whole WAL be copied into the database, synced, and cut to
+        nothing.  That last step is why nothing is served meanwhile: a commit whose fsync failed leaves its
+        frames in the WAL file, and SQLite's recovery of the WAL (when every connection has closed) would show
+        it, though the disk may never have had it; once copied into the database and synced, it has.  Raises
+        the fault while it lasts."""
+        fault = self._disk_fault
+        if fault is None:
+            return
+        if fault.reason == "database_corrupt":
+            if time.monotonic() - self._integrity_checked_at < self.integrity_check_every:
+                raise copy.copy(fault)
+            self._integrity_checked_at = time.monotonic()
+        handle = self._take(mending=True)
+        try:
+            conn = self._locked(handle)
+            try:
+                if fault.reason == "database_corrupt":
+                    found = conn.execute("PRAGMA quick_check(1)").fetchall()
+                    if found != [("ok",)]:
+                        raise self._found(Unavailable("database_corrupt", f"{self.path}: integrity check: "
+                                                                          f"{found[0][0]}"))
+                _in_transaction(conn, _rewrite_header, ())
+                if not self._truncate_wal(conn):
+                    raise copy.copy(fault)  # readers kept the WAL in use: the next try
+            finally:
+                self._unlock(handle)
+            self._confirm_on_disk(handle)
+        except (sqlite3.Error, OSError) as exc:
+            raise self._failed(exc) from None
+        finally:
+            self._give(handle)
+        self._recovered()
+
+    def _upkeep(self) -> None:
+        """(The background thread, every `checkpoint_every` seconds.)  Copy the WAL into the database; or,
+        while a disk fault lasts, see whether it is gone.  Faults are recorded (`_found`), not raised."""
+        try:
+            self._check_file()
+            self._check_disk()  # a file system gone read-only is noticed, and let go of, without any request
+            if self._disk_fault is not None:
+                self._mend()
+            else:
+                self._read("PRAGMA wal_checkpoint(PASSIVE)")
+        except StoreError:
+            pass  # busy, full, gone: the next round tries again (or SQLite's fallback checkpoints)
 
 
 class SQLiteAppendFeed(AppendFeed):
-    """SQLite can say that the database changed, not what changed: `PRAGMA data_version` on the watching
-    thread's own connection (which never writes) moves whenever another connection, of any process, commits,
-    and reading it reads no table.  The feed looks at it every FEED_POLL_EVERY seconds; a change is None (the
-    watcher reads the counts of the games it watches)."""
+    """SQLite can say that the database changed, not what changed: `PRAGMA data_version` on the feed's own
+    connection (which never writes) moves whenever another connection, of any process, commits, and reading
+    it reads no table.  The feed looks at it every FEED_POLL_EVERY seconds; a change is None (the watcher reads
+    the counts of the games it watches), and so is a new connection (after a fault, or the store letting go of
+    its files)."""
 
     def __init__(self, store: SQLiteStore):
         self.store = store
+        self.conn: sqlite3.Connection | None = None
+        self.generation: int | None = None  # of the store's pool when the connection was opened
         self.version: int | None = None
 
     def wait(self, timeout: float) -> dict[str, int] | None:
         deadline = time.monotonic() + timeout
         while True:
-            (version,), = self.store._read("PRAGMA data_version")
+            version = self._data_version()
             if version != self.version:
                 self.version = version
                 return None
@@ -515,6 +892,36 @@ class SQLiteAppendFeed(AppendFeed):
             if left <= 0:
                 return {}
             time.sleep(min(FEED_POLL_EVERY, left))
+
+    def _data_version(self) -> int:
+        store = self.store
+        pool = store._process().pool
+        if self.conn is not None and self.generation != pool.generation:
+            self.close()  # the store let go of its files: so does the feed
+        fault = store._disk_fault
+        if fault is not None:
+            raise copy.copy(fault)
+        try:
+            if self.conn is None or time.monotonic() - store._checked_at > READ_CHECK_EVERY:
+                store._check_file()
+            if self.conn is None:
+                self.generation = pool.generation
+                self.conn, self.version = store._connect(), None
+            return self.conn.execute("PRAGMA data_version").fetchone()[0]
+        except (sqlite3.Error, OSError) as exc:
+            self.close()
+            raise store._failed(exc) from None
+        except StoreError:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        if self.conn is not None:
+            conn, self.conn = self.conn, None
+            try:
+                conn.close()
+            except sqlite3.Error:
+                pass
 
 
 # --- the write transactions (work for SQLiteStore._write) ---------------------------------------
@@ -524,18 +931,52 @@ def _insert_game(conn: sqlite3.Connection, row: tuple) -> None:
                  "seed_revealed, status, client, event_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0)", row)
 
 
+def _in_transaction(conn: sqlite3.Connection, work, args: tuple):
+    """work(conn, *args) in one write transaction, committed unless it raises (then rolled back) or has ended
+    the transaction itself; its result."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        result = work(conn, *args)
+        if conn.in_transaction:
+            conn.execute("COMMIT")
+        return result
+    except BaseException:
+        if conn.in_transaction:
+            try:
+                conn.execute("ROLLBACK")
+            except sqlite3.Error:
+                pass  # (a failing disk: SQLite has rolled back itself, or will when the connection closes)
+        raise
+
+
+def _fail_all(batch: list[_Pending], fault: StoreError) -> None:
+    for pending in batch:
+        pending.fail(copy.copy(fault))  # (an exception of its own for each thread to raise)
+
+
+def _run_each(conn: sqlite3.Connection, batch: list[_Pending]) -> None:
+    """Each write of the batch in a savepoint, in order: its result, or its refusal (StoreError, a constraint)
+    with what it wrote rolled back.  A fault of the database (any other error) ends the whole transaction."""
+    for pending in batch:
+        conn.execute("SAVEPOINT pending")
+        try:
+            pending.result = pending.work(conn, *pending.args)
+        except (StoreError, sqlite3.IntegrityError) as refused:
+            conn.execute("ROLLBACK TO pending")
+            pending.error = refused
+        conn.execute("RELEASE pending")
+
+
 def _append(conn: sqlite3.Connection, game_id, expected_count, bodies, move, keep) -> Remembered | None:
-    """Keep the answer first (a key already answered gets its answer, whatever the game did since), then move
-    the game's count on only from `expected_count`, then add the events."""
+    """Keep the answer first (a key already answered gets its answer, whatever the game did since, and nothing
+    is written), then move the game's count on only from `expected_count`, then add the events."""
     if keep is not None:
         try:
             kept = conn.execute(_KEEP, keep).rowcount
         except sqlite3.IntegrityError:  # (the foreign key: no such game)
             raise GameNotFound(game_id) from None
         if not kept:
-            answered = conn.execute(_RECALL, keep[:3]).fetchone()
-            conn.execute("ROLLBACK")
-            return Remembered(*answered)
+            return Remembered(*conn.execute(_RECALL, keep[:3]).fetchone())
     if not conn.execute(*move).rowcount:
         found = conn.execute("SELECT event_count FROM games WHERE game_id = ?", (game_id,)).fetchone()
         if found is None:
@@ -564,6 +1005,12 @@ def _rate_hits(conn: sqlite3.Connection, hits: list[dict]) -> RateWait:
     if waits:
         conn.execute("ROLLBACK")
     return longest_wait(waits)
+
+
+def _rewrite_header(conn: sqlite3.Connection) -> None:
+    """A durable write that changes nothing: the header page written again as it is (user_version)."""
+    (version,), = conn.execute("PRAGMA user_version").fetchall()
+    conn.execute(f"PRAGMA user_version = {int(version)}")
 
 
 def _probe(conn: sqlite3.Connection) -> None:
@@ -630,6 +1077,8 @@ def _os_fault(exc: OSError, path: Path) -> StoreError:
         return Unavailable("read_only", f"{exc.filename or path}: {exc.strerror}")
     if exc.errno == errno.ENOENT:
         return Unavailable("database_missing", f"{exc.filename or path}: {exc.strerror}")
+    if exc.errno == errno.EIO:
+        return Unavailable("io_error", f"{exc.filename or path}: {exc.strerror}: the disk failed a read or write")
     return StoreError(f"{exc.filename or path}: {exc.strerror}")
 
 
@@ -663,30 +1112,16 @@ def _statements(script: str) -> list[str]:
 
 
 def _checkpoint_loop(store_ref, forks: int) -> None:
-    """PASSIVE checkpoints every `checkpoint_every` seconds while the store lives (and is not closed)."""
+    """The store's upkeep (`_upkeep`) every `checkpoint_every` seconds while it lives (and is not closed)."""
     store = store_ref()
     if store is None:
         return
-    every, uri, timeout = store.checkpoint_every, store._uri, store.busy_timeout
+    every = store.checkpoint_every
     del store
-    conn = None
-    try:
-        while True:
-            time.sleep(every)
-            store = store_ref()
-            if store is None or not store._checkpointer or store._checkpointer[0] != forks:
-                return
-            try:
-                store._check_file()  # never checkpoint into (or make) another file at the path
-                if conn is None:
-                    conn = sqlite3.connect(uri, uri=True, isolation_level=None, timeout=timeout,
-                                           check_same_thread=False)
-                conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchone()
-            except (sqlite3.Error, StoreError):
-                if conn is not None:  # busy, full or gone: start afresh next round (or SQLite's fallback does)
-                    conn.close()
-                    conn = None
-            del store
-    finally:
-        if conn is not None:
-            conn.close()
+    while True:
+        time.sleep(every)
+        store = store_ref()
+        if store is None or not store._checkpointer or store._checkpointer[0] != forks:
+            return
+        store._upkeep()
+        del store
