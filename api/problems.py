@@ -94,7 +94,9 @@ def from_core_error(exc: FairdiceError) -> Response:
 UNAVAILABLE_TEXT = {"disk_full": "the server's disk is full", "read_only": "the server's database is read-only",
                     "database_missing": "the server's database file has vanished",
                     "database_replaced": "the server's database file was replaced",
-                    "unreachable": "the server cannot reach its database"}
+                    "unreachable": "the server cannot reach its database",
+                    "io_error": "the server's disk is failing (nothing it acknowledged is lost)",
+                    "database_corrupt": "the server's database is damaged"}
 
 
 def from_unavailable(exc: Unavailable) -> Response:

@@ -53,6 +53,7 @@ class Ledger:
             self.answers.append((time.monotonic(), sent, resp.status_code, code))
 
     def timeline(self, start: float) -> str:
+        """Every answer, `start` being 0 (for the message of a failed assertion)."""
         return "\n".join(f"{at - start:8.3f} {status} {code} {sent}" for at, sent, status, code in self.answers)
 
     def since(self, moment: float) -> list:
@@ -164,7 +165,8 @@ def test_no_acknowledged_game_or_move_is_lost_when_the_disk_fails_under_load(loo
         until(lambda: ledger.statuses.get(503, 0) >= 20, 20, "503s while the disk fails")
         during, moment = ledger.moves, time.monotonic()
         time.sleep(0.5)
-        assert ledger.since(moment) == [], f"answered 2xx while the disk refused every write (failed at {failed:.3f})"
+        assert ledger.since(moment) == [], "answered 2xx while the disk refused every write (the fault at " \
+            f"{failed - ledger.start:.3f}):\n{ledger.timeline(ledger.start)}"
         loop_disk.repair()  # (unmounting works only once the server holds no file there)
         until(lambda: health(server.url)[0] == 200, 20, "/healthz healthy again")
         until(lambda: ledger.moves >= during + 50, 60, "moves after the repair")
@@ -173,7 +175,7 @@ def test_no_acknowledged_game_or_move_is_lost_when_the_disk_fails_under_load(loo
         for player in players:
             player.join(30)
         server.stop()
-    assert ledger.unexpected == []
+    assert ledger.unexpected == [], ledger.timeline(ledger.start)
     assert set(ledger.statuses) <= {200, 201, 503}, ledger.statuses
     # (a commit whose fsync failed as the error struck says io_error, before the file system says read-only;
     # database_missing: while it is unmounted)
