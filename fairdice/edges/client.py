@@ -396,12 +396,7 @@ class PlayerGame:
         def send(signed: dict, fresh: bool) -> dict:
             if fresh or step not in self._bodies:
                 self._keys[step], self._bodies[step] = uuid.uuid4().hex, {**body, **signed}
-            sender = self.client.commit_client_seed if step == "commit" else self.client.send_client_seed
-            sent = dict(self._bodies[step])
-            main = sent.pop("commitment") if step == "commit" else sent.pop("client_seed")
-            return sender(self.game_id, self.token, main, self._keys[step], signed=sent) if step == "commit" \
-                else sender(self.game_id, self.token, main, self._keys[step], salt=sent.pop("salt", None),
-                            signed=sent)
+            return self.client._move(self.game_id, "client-seed", self.token, self._bodies[step], self._keys[step])
 
         try:
             return self._signed_move(lambda: command, send)
