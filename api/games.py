@@ -37,12 +37,15 @@ from fairdice.log import Chain, build_log, canonical, final_block, open_log, set
 
 from .engines import require_bot_tables, require_table
 from .keys import KeyRing
-from .store import Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Store, StoreError
+from .store import (Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Remembered, Store,
+                    StoreError, Unavailable)
 
 TOKEN_BYTES = 32
 GAME_ID_BYTES = 12  # 16 URL-safe characters
 EVENTS_PAGE_MAX = 1000
 MAX_ATTEMPTS = 50  # recomputations of one command overtaken by others on the same game
+# A kept answer written as "ref:state:<since>:<count>" (`_reference`); one written in full begins with "{".
+REFERENCE_PREFIX = "ref:state:"
 
 
 def token_hash(token: str) -> str:
@@ -293,8 +296,10 @@ class Games:
             if idempotency_key is not None:
                 seen = self.store.recall(game_id, seat, idempotency_key)
                 if seen is not None:
-                    self._keep(live)
-                    return _replay(seen, fingerprint)
+                    try:
+                        return self._replay(record, live.game.events, seen, fingerprint)
+                    finally:
+                        self._keep(live)
             before = len(game.events)
             try:
                 apply(game, seat)
@@ -322,13 +327,15 @@ class Games:
             reveal = (game.revealed_seed().hex(), _json(build_log(record.opened, game, signer)))
         new_events = game.events[before:]
         body = live.view.text(game, self._sign(record, game.chain), since=before)
-        kept = Remember(seat, idempotency_key, fingerprint, 200, body) if idempotency_key is not None else None
+        kept = (Remember(seat, idempotency_key, fingerprint, 200, _reference(before, len(game.events)))
+                if idempotency_key is not None else None)
         try:
             seen = self.store.append(game_id, before, new_events, game.status, reveal, kept)
         except GameNotFound:
             raise not_found(game_id) from None
-        if seen is not None:  # a twin request with the same key got there first
-            return _replay(seen, fingerprint)
+        if seen is not None:  # a twin request with the same key got there first: its answer, from the store
+            snap = self.store.snapshot(game_id)
+            return self._replay(snap.record, snap.events, seen, fingerprint)
         if not game.over:
             self._keep(live)
         return Reply(200, body)
@@ -362,6 +369,28 @@ class Games:
         """The receipt of the stored history `game` was restored from (the game keeps its chain)."""
         return self._sign(record, game.chain)
 
+    # --- kept answers (Idempotency-Key) -------------------------------------------------
+
+    def _replay(self, record: GameRecord, events: list[dict], seen: Remembered, fingerprint: str) -> Reply:
+        """The answer kept under an Idempotency-Key, if it was kept for this same request."""
+        if not hmac.compare_digest(seen.fingerprint, fingerprint):
+            raise FairdiceError("idempotency_key_reused", "this Idempotency-Key was used for a different request "
+                                                          "on this game")
+        body = seen.body
+        if body.startswith(REFERENCE_PREFIX):
+            body = self._rebuild(record, events, *_parse_reference(record.game_id, body))
+        return Reply(seen.status, body, replayed=True)
+
+    def _rebuild(self, record: GameRecord, events: list[dict], since: int, count: int) -> str:
+        """The state document answered after the first `count` events of the history, with the events from
+        `since`: the same text as then, since the history only grows, the document is a function of it, and
+        the receipt's Ed25519 signature is deterministic (RFC 8032)."""
+        if not 0 <= since <= count <= len(events):
+            raise Unavailable("database_corrupt", f"game {record.game_id}: a kept answer refers to events "
+                                                  f"{since}..{count} of {len(events)}")
+        game = Game.restore(self._setup(record), self._seed(record), events[:count], record.opened["header"])
+        return StateText(record, game.setup).text(game, self._sign(record, game.chain), since=since)
+
     # --- internals ----------------------------------------------------------------
 
     def _setup(self, record: GameRecord) -> Setup:
@@ -376,11 +405,13 @@ class Games:
         if len(self._setups) > self._setup_cache:
             self._setups.popitem(last=False)
 
-    def _restore(self, record: GameRecord, events: list[dict]) -> Game:
+    def _seed(self, record: GameRecord) -> bytes:
         if record.seed_revealed is not None:
-            seed = bytes.fromhex(record.seed_revealed)
-        else:
-            seed = self.keys.seed_box.open(record.game_id, record.seed_sealed)
+            return bytes.fromhex(record.seed_revealed)
+        return self.keys.seed_box.open(record.game_id, record.seed_sealed)
+
+    def _restore(self, record: GameRecord, events: list[dict]) -> Game:
+        seed = self._seed(record)
         with self._chains_lock:
             known = self._chains.get(record.game_id)
         game = Game.restore(self._setup(record), seed, events, record.opened["header"], known)
@@ -407,11 +438,19 @@ def _fingerprint(action: str, payload: dict) -> str:
     return hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
 
 
-def _replay(seen, fingerprint: str) -> Reply:
-    if not hmac.compare_digest(seen.fingerprint, fingerprint):
-        raise FairdiceError("idempotency_key_reused", "this Idempotency-Key was used for a different request on "
-                                                      "this game")
-    return Reply(seen.status, seen.body, replayed=True)
+def _reference(since: int, count: int) -> str:
+    """What an Idempotency-Key keeps of a move's answer: not its text (a few KiB, most of the database) but
+    where it stands in the append-only history, from which `_rebuild` writes it again byte for byte."""
+    return f"{REFERENCE_PREFIX}{since}:{count}"
+
+
+def _parse_reference(game_id: str, body: str) -> tuple[int, int]:
+    try:
+        since, count = (int(part) for part in body[len(REFERENCE_PREFIX):].split(":"))
+    except ValueError:
+        raise Unavailable("database_corrupt", f"game {game_id}: a kept answer is neither a state document nor "
+                                              "a reference") from None
+    return since, count
 
 
 def _player(seat):
