@@ -104,18 +104,18 @@ def small_disk(tmp_path):
 
 
 def fill_with_ballast(path: Path) -> None:
-    with open(path, "wb") as ballast:
-        try:
-            while True:
-                ballast.write(b"\0" * 65536)
-                ballast.flush()
-        except OSError:
-            pass
-        try:  # the last bytes the buffered writes left
-            while True:
-                os.write(ballast.fileno(), b"\0" * 512)
-        except OSError:
-            pass
+    """A file that takes every byte the disk has left: written unbuffered, in big blocks and then small ones,
+    so that no failed write stays in a buffer to fail again when the file is closed."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        for block in (b"\0" * 65536, b"\0" * 512):
+            try:
+                while True:
+                    os.write(fd, block)
+            except OSError:
+                pass
+    finally:
+        os.close(fd)
 
 
 def test_a_full_disk_is_unavailable_and_recovers_when_space_is_freed(small_disk):
