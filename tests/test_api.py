@@ -108,7 +108,7 @@ def test_openapi_documents_limits_and_faults(client):
     doc = client.get("/openapi.json").get_json()
     paths = doc["paths"]
     game_operations = [op for path, ops in paths.items() if path.startswith("/v1/games") for op in ops.values()]
-    assert len(game_operations) == 9
+    assert len(game_operations) == 10  # (the analysis of a game that is over: GET /v1/games/{game_id}/analysis)
     for op in game_operations:
         unavailable = _resolved(doc, op["responses"]["503"])
         assert unavailable["headers"]["Retry-After"]["required"] is True

@@ -53,19 +53,20 @@ export function gameIdOf(text) {
   }
 }
 
-/** Verify a log (text, bytes or object), held to `receipt` when there is one, else to the server's keys. */
-export async function check(log, { receipt = null, moveReceipts = [], trustedKeys = [] } = {}) {
-  const options = receipt ? { trustedKeys: [receipt.public_key], receipt, moveReceipts } : { trustedKeys, moveReceipts };
+/** Verify a log (text, bytes or object), held to `receipt` when there is one, else to the server's keys; `tables`:
+ * the optimal bot's tables (tables.js tablesFor), with which its decisions are replayed too. */
+export async function check(log, { receipt = null, moveReceipts = [], trustedKeys = [], tables = {} } = {}) {
+  const options = receipt ? { trustedKeys: [receipt.public_key], receipt, moveReceipts, tables } : { trustedKeys, moveReceipts, tables };
   const report = await verifyLog(log, options);
   return { report, notLog: notALog(report) };
 }
 
 /** Verify a log once for every seat this browser holds a receipt of (the seats of a pass-and-play game each
  * have their own), or once without a receipt: [{seat, report, notLog}], in seat order. */
-export async function checkSeats(log, { receipts = [], moveReceipts = [], trustedKeys = [] } = {}) {
-  if (!receipts.length) return [{ seat: null, ...(await check(log, { moveReceipts, trustedKeys })) }];
+export async function checkSeats(log, { receipts = [], moveReceipts = [], trustedKeys = [], tables = {} } = {}) {
+  if (!receipts.length) return [{ seat: null, ...(await check(log, { moveReceipts, trustedKeys, tables })) }];
   const out = [];
-  for (const receipt of receipts) out.push({ seat: receipt.seat, ...(await check(log, { receipt, moveReceipts, trustedKeys })) });
+  for (const receipt of receipts) out.push({ seat: receipt.seat, ...(await check(log, { receipt, moveReceipts, trustedKeys, tables })) });
   return out;
 }
 

@@ -4,7 +4,7 @@
 //
 // The replay follows the true game, as the reference does: turn order, roll numbers, holds, every
 // die re-derived from the seeds, every box legal and re-scored, the end of the game, the totals and
-// the winner, the bots' decisions (greedy and ev; optimal only by `fairdice-verify`), both
+// the winner, the bots' decisions (greedy and ev; optimal given its table, `tables`), both
 // signatures and the key. A die that does not re-derive is reported and the derived value is used
 // from then on; a failure that leaves no game to follow stops the replay there.
 //
@@ -21,6 +21,7 @@
 //   scheme.js                 SPEC §2: the HMAC-SHA256 derivation, the seed and client seed commitments
 //   seedrule.js rules.js      SPEC §2.2 client seeds and names; SPEC §3 the rules and their scoring
 //   bots.js botcheck.js       SPEC §4.5 the published bots and their decisions; bot.identity, bot.decision
+//   optimal.js                SPEC §4.6 the optimal bot from its table, the table held to the published digest
 //   phrases.js checks.js      the words of a failure; the check ids and Checks, where every verdict is written
 //   logformat.js              SPEC §5 log.format
 //   receipt.js keys.js        SPEC §5.5 the player's receipt (receipt.match); SPEC §6 keys and signatures
@@ -49,6 +50,7 @@
 //     bad_receipt         the receipt given with the log is not a usable receipt (SPEC §5.5)
 //     bad_move_receipts   the move receipts given with the log are not a JSON array of move receipts
 //     bad_trusted_key     a trusted key that is not 64 hex digits
+//     bad_table           an optimal table (options.tables) whose SHA-256 is not the published digest
 //   (the strict JSON reasons are those of the reference, verifier/strictjson.py, with four more of its own).
 // - A failed check is {check, event, field, expected, found}: `expected` and `found` are values of the log
 //   (numbers, hex, ids, arrays of them) or, where the verifier says what it wanted in words, a Phrase: a
@@ -65,6 +67,7 @@ export {
 export { CLIENT_SEED_RULE, clientSeedValid, seatNameValid } from "./verify/seedrule.js";
 export { CATEGORIES, scoreBox, scoreOptions } from "./verify/rules.js";
 export { PUBLISHED_BOTS, botDecision, publishedBotHashes } from "./verify/bots.js";
+export { OptimalTable, optimalCandidates, optimalDecision, readTables, tableHeader, tableShape } from "./verify/optimal.js";
 export { PHRASES, Phrase } from "./verify/phrases.js";
 export { CHECKS } from "./verify/checks.js";
 export { ABANDON_REASONS, VERSIONS } from "./verify/logformat.js";

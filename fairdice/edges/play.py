@@ -27,6 +27,7 @@ import sys
 import time
 
 from .client import ApiError, Client, ProtocolError, SeedNotAccepted, new_client_seed, parse_invite
+from .coachtext import render_analysis
 from .playtext import ENGLISH, LANGUAGES, Words, pad
 
 HELP = ENGLISH("help")
@@ -403,6 +404,23 @@ def render_card(state, w: Words = ENGLISH) -> str:
     return "\n".join(rows)
 
 
+def _coach(game, term) -> None:
+    """The coach's summary of the game that just ended (GET /v1/games/{id}/analysis, what `fairdice analyze
+    LOG` prints): every seat's expected points left on the table, this seat's costliest decisions."""
+    try:
+        doc = game.client.analysis(game.game_id)
+    except ApiError as exc:
+        if exc.code != "analysis_unavailable":
+            term.say(term.words("coach_none", detail=term.words.problem(exc.code, exc.problem.get("detail", str(exc)))))
+            return
+        doc = {"available": False, "reason": exc.problem.get("reason"), "detail": exc.problem.get("detail", "")}
+    except (OSError, ValueError) as exc:
+        term.say(term.words("coach_none", detail=exc.__class__.__name__))
+        return
+    term.say()
+    term.say(render_analysis(doc, term.words, focus=game.seat))
+
+
 def _finish(game, state, args, term) -> int:
     w = term.words
     final = state.get("final") or game.refresh().get("final")
@@ -426,6 +444,8 @@ def _finish(game, state, args, term) -> int:
         term.say(w("not_verified"))
         for problem in result.problems:
             term.say(w("problem", problem=problem))
+    if final:
+        _coach(game, term)
     if args.save_log:
         with open(args.save_log, "w") as fh:
             json.dump(game.log(), fh, indent=1)

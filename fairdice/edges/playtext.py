@@ -90,6 +90,7 @@ EN = {
     "log_written": "log written to {path} (check it with: fairdice-verify {path})",
     "receipts_written": "{count} move receipts in {path} (check the log against them: "
                         "fairdice-verify --receipts {path} LOG)",
+    "coach_none": "coach: no analysis from the server ({detail}); fairdice analyze LOG makes one here",
 }
 
 ZH = {
@@ -167,6 +168,7 @@ ZH = {
     "problem": "  {problem}",
     "log_written": "对局记录已写入 {path}（可用 fairdice-verify {path} 检查）",
     "receipts_written": "{path} 中有 {count} 份每一步的回执（用 fairdice-verify --receipts {path} 对局记录 核对）",
+    "coach_none": "教练：服务器没有给出分析（{detail}）；可以在本机运行 fairdice analyze 对局记录",
 }
 
 RULES_ZH = {"yacht": "快艇", "yatzy": "亚兹（Yatzy）", "classic13": "经典13"}

@@ -42,6 +42,7 @@ const INPUTS = [
   ["a receipt with a duplicate key", LOG_TEXT, { receipt: '{"game_id": "a", "game_id": "b"}' }, "bad_receipt"],
   ["move receipts that are an object", LOG_TEXT, { moveReceipts: { receipts: [] } }, "bad_move_receipts"],
   ["a trusted key that is not hex", LOG_TEXT, { trustedKeys: ["not a key"] }, "bad_trusted_key"],
+  ["an optimal table that is not the published one", LOG_TEXT, { tables: { yacht: new Uint8Array([1, 2, 3]) } }, "bad_table"],
 ];
 
 test("every kind of unusable input gets its reason, with an English message and no checks", async () => {

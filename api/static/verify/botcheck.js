@@ -4,6 +4,7 @@
 
 import { PUBLISHED_BOTS, botDecision, publishedBotHashes } from "./bots.js";
 import { has } from "./json.js";
+import { optimalDecision } from "./optimal.js";
 import { moveSaid, said } from "./phrases.js";
 
 /** bot.identity for every bot seat of the header; returns {seat: true} for the seats whose policy is the published one. */
@@ -24,29 +25,34 @@ export async function checkBotIdentities(checks, header) {
   return botOk;
 }
 
-/** bot.decision for event i, the move of the bot whose turn it is in the game `g` (view.botDecisions counts the replayed ones). */
+/** bot.decision for event i, the move of the bot whose turn it is in the game `g` (view.botDecisions counts the
+ * replayed ones, view.botsReplayed per policy). The optimal bot is replayed from g.optimal[rules], its table (the
+ * digest checked, optimal.js); without it its decisions are not checked here. */
 export async function checkBotDecision(checks, view, i, ev, g, turn) {
   const seat = g.cur;
   if (!g.botOk[seat] || !g.derive) return;
   const id = g.h.seats[seat].bot.id;
   let decision;
-  if (id === "optimal" && !g.upperFirst) {
-    checks.notChecked("bot.decision", "the optimal bot's decisions are not checked in the browser (its tables are too large): " +
-      "run `fairdice-verify game.json`");
+  const table = id === "optimal" && g.optimal ? g.optimal[g.rules] : null;
+  if (id === "optimal" && !g.upperFirst && !table) {
+    checks.notChecked("bot.decision", "the optimal bot's decisions are not checked: this verification was not given " +
+      `its ${g.rules} table (verifyLog's tables option); run \`fairdice-verify game.json\``);
     return;
   }
-  if (id === "optimal") {
+  if (id === "optimal" && g.upperFirst) {
     checks.fail("bot.decision", i, "type", said("optimal_upper_first"), ev.type);
     return;
   }
+  const tiebreak = (k) => g.derive.tiebreak(seat, turn, g.rolls, k);
   try {
-    decision = await botDecision(id, g.rules, g.boxes[seat], g.dice, g.rolls, g.upperFirst,
-      (k) => g.derive.tiebreak(seat, turn, g.rolls, k));
+    decision = table ? await optimalDecision(table, g.boxes[seat], g.dice, g.rolls, tiebreak)
+      : await botDecision(id, g.rules, g.boxes[seat], g.dice, g.rolls, g.upperFirst, tiebreak);
   } catch (err) {
     checks.fail("bot.decision", i, "type", said("policy_failed", { error: err.message }), ev.type);
     return;
   }
   view.botDecisions += 1;
+  view.botsReplayed[id] = (view.botsReplayed[id] || 0) + 1;
   if (decision.action !== ev.type) {
     checks.fail("bot.decision", i, "type", moveSaid(decision.action, decision.hold, decision.category), moveSaid(ev.type, ev.hold, ev.category));
   } else if (decision.action === "roll") checks.expect("bot.decision", i, "hold", decision.hold, ev.hold);

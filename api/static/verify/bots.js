@@ -1,8 +1,8 @@
 // The published bots of SPEC §4.5: their identities (id, version and the hash of their parameters) and the
 // decisions of greedy and ev, as fairdice/bots/policies.py plays them: candidates in canonical order (holds by
 // position mask, then boxes in table order), ties within 1e-9 of the best broken by `tiebreak`. Every value is a
-// multiple of 6^-10, so a tie is exact and no rounding can make or break one. (optimal is replayed by
-// fairdice-verify only: its tables are too large for a page.)
+// multiple of 6^-10, so a tie is exact and no rounding can make or break one. (optimal is optimal.js: it needs
+// its table, which the page fetches and holds to the published digest.)
 
 import { enc, sha256Hex } from "./bytes.js";
 import { canonicalJSON } from "./canonical.js";
@@ -26,10 +26,11 @@ function multisets(size, from = 1) {
   return out;
 }
 
-const ROLLS = multisets(DICE);
-const ROLL_INDEX = new Map(ROLLS.map((r, i) => [r.join(""), i]));
-const KEEPS = [0, 1, 2, 3, 4, 5].flatMap((n) => multisets(n));
-const KEEP_INDEX = new Map(KEEPS.map((k, i) => [k.join(""), i]));
+/** The 252 rolls and the 462 keeps (sorted faces; keeps by size, then lexicographic), and their indices by joined faces. */
+export const ROLLS = multisets(DICE);
+export const ROLL_INDEX = new Map(ROLLS.map((r, i) => [r.join(""), i]));
+export const KEEPS = [0, 1, 2, 3, 4, 5].flatMap((n) => multisets(n));
+export const KEEP_INDEX = new Map(KEEPS.map((k, i) => [k.join(""), i]));
 let turnSpace = null;
 
 function factorial(n) {
@@ -107,7 +108,7 @@ function keepValues(rules, boxes, upperFirst) {
 }
 
 /** Every distinct hold that rerolls a die: [positions, keep index], the lowest positions showing it, by mask. */
-function holdCandidates(dice) {
+export function holdCandidates(dice) {
   const seen = new Map();
   for (let mask = 0; mask < 31; mask++) {
     const kept = dice.filter((_, p) => mask >> p & 1).sort();

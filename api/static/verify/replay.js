@@ -12,14 +12,16 @@ import { checkFinalSignature, checkKeyAndCommitment, readTrustedKeys } from "./k
 import { checkHeaderAndFinal, checkTopFields, describeLog } from "./logformat.js";
 import { said } from "./phrases.js";
 import { abandonWitness, checkPlayerSignatures, seatKeys, unsignedSeats } from "./players.js";
+import { readTables } from "./optimal.js";
 import { checkReceipt, readReceipt } from "./receipt.js";
 import { report, unusable } from "./result.js";
 import { commitmentOf, hmacKey } from "./scheme.js";
 import { UnusableInput, readJSON } from "./strictjson.js";
 
 class Verification {
-  constructor(doc, { trustedKeys, receipt, moveReceipts, allowUnsigned, onProgress }) {
+  constructor(doc, { trustedKeys, receipt, moveReceipts, allowUnsigned, onProgress, tables }) {
     this.doc = doc;
+    this.tables = tables; // rules -> the optimal bot's table, its digest checked (optimal.js)
     this.trustedKeys = trustedKeys;
     this.receipt = receipt;
     this.moveReceipts = moveReceipts; // the server's signed receipts of the moves (SPEC §5.6), or null
@@ -29,7 +31,7 @@ class Verification {
     this.info = {
       version: null, gameId: null, rules: null, status: null, signed: false, trusted: false, seedSecret: null, unsignedSeats: null,
     };
-    this.view = { clientSeeds: [], rolls: [], rolloff: [], scores: [], botDecisions: 0, abandon: null }; // what the page shows
+    this.view = { clientSeeds: [], rolls: [], rolloff: [], scores: [], botDecisions: 0, botsReplayed: {}, abandon: null }; // what the page shows
     this.signer = undefined; // the trusted key the log's signatures are checked with (null: none), once known
     this.seatKeys = null; // human seat -> its player's key, or null (version 3, SPEC §5.7)
     this.witness = null; // what an abandon in the player's name that no player signed is held to
@@ -57,6 +59,7 @@ class Verification {
       if (doc.version >= 3) await checkPlayerSignatures(checks, doc, this.seatKeys, () => this.digests());
       await this.checkSeed();
       this.game = newGame(doc);
+      this.game.optimal = this.tables;
       await new EventReplay(checks, doc, this.game, this).run();
       checkEnd(checks, doc, this.game);
     } catch (err) {
@@ -95,11 +98,16 @@ class Verification {
  *   the log must be the history each of them signs (check receipt.chain).
  * options.allowUnsigned: accept a log without its signatures (and say what that does not prove).
  * options.onProgress(done, total): called as rolls are checked.
+ * options.tables: {rules id: the canonical bytes of its optimal table (SPEC §4.6; Uint8Array or ArrayBuffer)}, with
+ *   which the optimal bot's decisions are replayed; each must have the published digest that the bot identity
+ *   commits to, else the input is refused (reason "bad_table"). Without its table an optimal game's bot.decision
+ *   is "unchecked".
  *
  * Resolves to {ok, error, reason, checks: [{id, ok, status, detail}], statuses: {id: "pass"|"fail"|"skip"|"unchecked"},
  * failures: [{check, event, field, expected, found}], unlisted, version, gameId, rules, status, signed, trusted,
  * seedSecret, unsignedSeats (the human seats whose moves no player signed: the operator could have written them),
- * clientSeeds, rolls, rolloff, scores, abandon ({seat, reason} or null), document}.
+ * botsReplayed ({bot id: decisions replayed}), clientSeeds, rolls, rolloff, scores, abandon ({seat, reason} or null),
+ * document}.
  * ok: true when every check passed; false when one failed, or (with `error` and `reason`, one of
  * UNUSABLE_REASONS) for input that is not a log at all; null when nothing failed but something could not be
  * checked here (run fairdice-verify). A failure's expected and found are values of the log, or a Phrase.
@@ -109,6 +117,7 @@ export async function verifyLog(log, options = {}) {
   let receipt;
   let moveReceipts;
   let trustedKeys;
+  let tables;
   try {
     doc = readJSON(log);
     if (!isObject(doc)) {
@@ -118,12 +127,13 @@ export async function verifyLog(log, options = {}) {
     receipt = await readReceipt(options.receipt);
     moveReceipts = readMoveReceipts(options.moveReceipts);
     trustedKeys = readTrustedKeys(options.trustedKeys);
+    tables = await readTables(options.tables);
   } catch (err) {
     if (err instanceof UnusableInput) return unusable(err);
     throw err;
   }
   const v = new Verification(doc, {
-    trustedKeys, receipt, moveReceipts, allowUnsigned: !!options.allowUnsigned, onProgress: options.onProgress,
+    trustedKeys, receipt, moveReceipts, allowUnsigned: !!options.allowUnsigned, onProgress: options.onProgress, tables,
   });
   await v.run();
   return report(v);

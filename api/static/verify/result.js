@@ -28,7 +28,8 @@ function passDetail(v, id) {
     "final.totals": "every part of every seat's totals recomputes",
     "final.winner": "the winner and the draw recompute",
     "bot.identity": g && g.isBot.some(Boolean) ? "every bot is a published policy (id, version and hash)" : "no bot in this game",
-    "bot.decision": `${view.botDecisions} bot decisions are the policy's own`,
+    "bot.decision": `${view.botDecisions} bot decisions are the policy's own` + (view.botsReplayed.optimal
+      ? ` (${view.botsReplayed.optimal} of the optimal bot, replayed from its table)` : ""),
     "receipt.match": "the log is the game of your receipt: game id, commitment and your client seed",
     "client_seed.commit": `${g && g.commitments.size} commitments, one per human seat before any reveal, each opened by its `
       + "client seed and salt",
@@ -107,6 +108,7 @@ export function report(v) {
     rolloff: v.view.rolloff,
     scores: v.view.scores,
     abandon: v.view.abandon,
+    botsReplayed: { ...v.view.botsReplayed },
     document: v.doc,
   };
 }
@@ -142,7 +144,7 @@ export function unusable(err) {
   return {
     ok: false, error: err.message, reason: err.reason, checks: [], statuses: {}, failures: [], unlisted: {}, gameId: null, rules: null, status: null,
     version: null, signed: false, trusted: false, seedSecret: null, unsignedSeats: null, clientSeeds: [], rolls: [], rolloff: [], scores: [],
-    abandon: null,
+    abandon: null, botsReplayed: {},
     document: null,
   };
 }

@@ -23,6 +23,7 @@ export const UNUSABLE_REASONS = Object.freeze({
   bad_receipt: "the receipt is not a usable receipt",
   bad_move_receipts: "the move receipts are not a JSON array of move receipts",
   bad_trusted_key: "a trusted key that is not 64 hex digits",
+  bad_table: "an optimal table that is not the published one (its SHA-256 is not the digest the bot identity commits to)",
 });
 
 /** Input that is not a log at all: verifyLog answers {ok: false, error: message, reason}. */
