@@ -38,7 +38,13 @@ class Chain:
 
     @classmethod
     def start(cls, head: dict) -> "Chain":
-        return cls(hashlib.sha256(field(CHAIN_LABEL) + field(head["game_id"]) + canonical(head)).digest())
+        return cls.begin(CHAIN_LABEL, head["game_id"], head)
+
+    @classmethod
+    def begin(cls, label: str, ident: str, head: dict) -> "Chain":
+        """h_0 = SHA-256(field(label) || field(ident) || canonical(head)): a game's (SPEC §5.6) or, under its own
+        label, a session's (SPEC §10.6)."""
+        return cls(hashlib.sha256(field(label) + field(ident) + canonical(head)).digest())
 
     def extend(self, events: Iterable[dict]) -> "Chain":
         digest, count = self.digest, self.count
@@ -53,6 +59,7 @@ def chain(head: dict, events: Iterable[dict]) -> bytes:
     return Chain.start(head).extend(events).digest
 
 
-def receipt_message(game_id: str, events: int, digest: bytes) -> bytes:
-    """What a move receipt signs: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n."""
-    return field(RECEIPT_LABEL) + field(game_id) + events.to_bytes(4, "big") + digest
+def receipt_message(game_id: str, events: int, digest: bytes, label: str = RECEIPT_LABEL) -> bytes:
+    """What a move receipt signs: field("fairdice-receipt/v2") || field(game_id) || u32(n) || h_n (a session's
+    receipt: its own label and the session id, SPEC §10.6)."""
+    return field(label) + field(game_id) + events.to_bytes(4, "big") + digest

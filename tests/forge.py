@@ -2049,22 +2049,38 @@ def build() -> dict[str, bytes]:
     return files
 
 
+def _differences(out: Path, files: dict[str, bytes]) -> tuple[list[str], list[str]]:
+    """(files missing or changed, files on disk that the corpus no longer has)."""
+    on_disk = {p.name for p in out.glob("*.json")} if out.exists() else set()
+    return (sorted(n for n, data in files.items() if n not in on_disk or (out / n).read_bytes() != data),
+            sorted(on_disk - files.keys()))
+
+
+def check_corpus(out: Path, files: dict[str, bytes]) -> int:
+    """1 (naming each file) if the directory `out` is not exactly `files`, else 0."""
+    stale, extra = _differences(out, files)
+    for name in stale + extra:
+        print(f"out of date: {out.relative_to(ROOT) / name}")
+    return 1 if stale or extra else 0
+
+
+def write_corpus(out: Path, files: dict[str, bytes]) -> None:
+    """Make the directory `out` exactly `files`: stale files rewritten, stray ones removed."""
+    stale, extra = _differences(out, files)
+    out.mkdir(parents=True, exist_ok=True)
+    for name in extra:
+        (out / name).unlink()
+    for name in stale:
+        (out / name).write_bytes(files[name])
+
+
 def main(argv: list[str]) -> int:
     from fairdice.edges import table_cache
     table_cache.install()  # the optimal bot's games need its yacht table: from the cache, built if missing
     files = build()
-    on_disk = {p.name for p in OUT.glob("*.json")} if OUT.exists() else set()
-    stale = sorted(n for n, data in files.items() if n not in on_disk or (OUT / n).read_bytes() != data)
-    extra = sorted(on_disk - files.keys())
     if "--check" in argv:
-        for name in stale + extra:
-            print(f"out of date: {OUT.relative_to(ROOT) / name}")
-        return 1 if stale or extra else 0
-    OUT.mkdir(parents=True, exist_ok=True)
-    for name in extra:
-        (OUT / name).unlink()
-    for name in stale:
-        (OUT / name).write_bytes(files[name])
+        return check_corpus(OUT, files)
+    write_corpus(OUT, files)
     cases = json.loads(files["index.json"])["cases"]
     counts = {v: sum(c["verdict"] == v for c in cases) for v in ("ok", "fail", "error")}
     print(f"{len(cases)} cases ({counts}), {len(files)} files, {sum(map(len, files.values()))} bytes")
@@ -2072,4 +2088,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    import forge_sessions  # the session logs' corpus (SPEC §10.9), in its own directory: tests/forge_sessions.py
+
+    sys.exit(main(sys.argv[1:]) or forge_sessions.main(sys.argv[1:]))

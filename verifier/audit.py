@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 
+from . import session_audit
+
 ALPHA = 0.001
 FAMILY = ([("overall", None)] + [("seat", s) for s in range(6)] + [("roll", r) for r in (1, 2, 3)]
           + [("position", p) for p in range(5)])
@@ -93,12 +95,16 @@ class Audit:
         self.moments = defaultdict(int)  # standing -> boxes filled at which it held (games of bots and humans)
         # (game id, who signed: "trusted" for a key given, else the key) -> the logs with a valid final signature
         self.signed_logs = defaultdict(list)
+        self.session_faces: dict[int, list[int]] = {}  # die size -> face counts, over the session logs (SPEC §10.9)
 
     def add(self, r) -> None:
         """Add one Result (verified with audit=True)."""
         self.logs += 1
         if r.error is not None:
             self.not_logs += 1
+            return
+        if r.kind == "session":
+            self.add_session(r)
             return
         if r.final_digest is not None:  # signed by the server, whatever else it fails
             signer = "trusted" if r.trusted else r.final_key  # (without a trusted key: two logs by one key)
@@ -127,6 +133,18 @@ class Audit:
         if a.get("abandon"):
             ab = a["abandon"]
             self.abandons[(ab["by"], ab["reason"] or "-", ab["signed"], ab["standing"] or "-")] += 1
+
+    def add_session(self, r) -> None:
+        """A session log (SPEC §10): its dice count per die size once it verifies."""
+        if not r.ok:
+            self.failed += 1
+            return
+        self.verified += 1
+        self.status["session"] += 1
+        for sides, counts in ((r.audit or {}).get("session_faces") or {}).items():
+            mine = self.session_faces.setdefault(sides, [0] * sides)
+            for f, c in enumerate(counts):
+                mine[f] += c
 
     def abandon_test(self) -> dict:
         """Does the server abandon the games its bot is losing more often than its bot is losing at all? Every
@@ -229,7 +247,9 @@ class Audit:
         equivocation = self.equivocation()
         equivocating = {e["game_id"] for e in equivocation}
         duplicates = [d for d in duplicates if d["game_id"] not in equivocating]  # (copies that differ: a finding)
+        sessions = session_audit.uniformity(self.session_faces)
         return {
+            "session_uniformity": sessions,
             "thresholds": {"family_alpha": ALPHA, "tests": len(FAMILY), "alpha_per_test": ALPHA_PER_TEST,
                            "correction": "Bonferroni", "min_expected_per_face": MIN_EXPECTED},
             "logs": self.logs, "verified": self.verified, "failed": self.failed, "not_logs": self.not_logs,
@@ -240,7 +260,9 @@ class Audit:
                                     "games": n}
                                    for (by, reason, signed, standing), n in sorted(self.abandons.items())],
                          "selective": abandons},
-            "findings": self.findings(tests, reuse, bots, equivocation) + (
+            "findings": self.findings(tests, reuse, bots, equivocation) + [
+                f"session dice of {t['sides']} faces not uniform (p = {t['p']:.3g})" for t in sessions
+                if t["verdict"] == "NOT UNIFORM"] + (
                 [f"{abandons['bot_behind']} of the {abandons['unsigned_abandons']} unsigned abandons of games of bots "
                  f"and humans ({unsigned_abandons_named(abandons['by'])}) came while a human was ahead, against a "
                  f"share of {abandons['baseline_bot_behind']} of all moments (p = {abandons['p']:.3g}): the server "
@@ -321,5 +343,6 @@ def text_report(rep: dict) -> str:
                      f"{unsigned_abandons_named(s['by'])}) with a human ahead: {s['bot_behind']} of "
                      f"{s['unsigned_abandons']} (a human is ahead at {s['baseline_bot_behind']} of all moments): "
                      f"{s['verdict']}" + (f" (p = {s['p']:.3g})" if s["p"] is not None else ""))
+    lines += session_audit.text_lines(rep.get("session_uniformity", []))
     lines.append("findings: " + ("; ".join(rep["findings"]) if rep["findings"] else "none"))
     return "\n".join(lines)

@@ -24,9 +24,10 @@ class MoveReceiptError(ValueError):
     """A receipts file that cannot be used (the message names the receipt and the field)."""
 
 
-def chain_digests(header: dict, events: list) -> list[bytes]:
-    """[h_0, h_1, ..., h_n] of a log."""
-    digest = hashlib.sha256(field(CHAIN_LABEL) + field(header["game_id"]) + canonical(header)).digest()
+def chain_digests(header: dict, events: list, label: str = CHAIN_LABEL, ident: str | None = None) -> list[bytes]:
+    """[h_0, h_1, ..., h_n] of a log (of a session's: its own label and the session id, SPEC §10.6)."""
+    ident = header["game_id"] if ident is None else ident
+    digest = hashlib.sha256(field(label) + field(ident) + canonical(header)).digest()
     out = [digest]
     for event in events:
         digest = hashlib.sha256(digest + canonical(event)).digest()
@@ -95,6 +96,12 @@ def load_move_receipts(path: str) -> list[dict]:
         doc = strictjson.loads(read_bytes(path))
     except (UnusableFile, strictjson.StrictJSONError) as e:
         raise MoveReceiptError(str(e)) from None
+    return well_formed_receipts(doc)
+
+
+def well_formed_receipts(doc) -> list[dict]:
+    """`doc` itself when it is a JSON array of well-formed move receipts; MoveReceiptError names the first that is
+    not."""
     if type(doc) is not list:
         raise MoveReceiptError("a JSON array of move receipts is expected")
     return [_well_formed(i, rc) for i, rc in enumerate(doc)]

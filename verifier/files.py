@@ -11,6 +11,9 @@ from . import strictjson
 from .reading import MAX_LOG_BYTES, UnusableFile, read_bytes  # noqa: F401  (part of this module's interface)
 from .optimal import TableError
 from .replay import Result, verify_document
+from .sessions import is_session_log, verify_session
+
+SESSION_OPTIONS = ("session_receipts", "app_key")  # (options of session logs only)
 
 INTERNAL_ERROR = "internal error of the verifier"  # Result.error when verify_document itself failed
 
@@ -54,7 +57,10 @@ def verify_file(path: str, **options) -> Result:
         doc = read_log(path)
     except UnusableFile as e:
         return Result(path, error=str(e))
+    session_options = {k: options.pop(k) for k in SESSION_OPTIONS if k in options}
     try:
+        if is_session_log(doc):  # SPEC §10: a session's log, not a game's
+            return verify_session(doc, path, **options, **session_options)
         return verify_document(doc, path, **options)
     except TableError:
         raise  # an optimal game whose table is missing: the user's to provide (a usage error), not this log's fault

@@ -53,6 +53,7 @@ import psycopg
 from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
+from .postgres_sessions import PostgresSessions, create_session_tables
 from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
                    Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
                    Snapshot, Store, StoreError, Unavailable, check_quota, check_rate, dumps, is_postgres_url,
@@ -208,7 +209,7 @@ def _translated(exc: psycopg.Error) -> StoreError:
     return StoreError(f"the database refused: {_first_line(exc)}")
 
 
-class PostgresStore(Store):
+class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/stores/postgres_sessions.py)
     def __init__(self, url: str, pool_size: int = 4, busy_timeout: float = 30.0, synchronous: str = "FULL",
                  marker: GamesMarker | None = None):
         """`pool_size`: connections per process at most (one per thread that uses the store is enough).
@@ -256,6 +257,7 @@ class PostgresStore(Store):
                     conn.execute("UPDATE fairdice_schema SET version = %s", (SCHEMA_VERSION,))
                 if conn.execute("SELECT to_regclass(%s)", (CLIENT_QUOTAS_TABLE,)).fetchone()[0] is None:
                     conn.execute(CLIENT_QUOTAS)
+                create_session_tables(conn)
         except psycopg.OperationalError as exc:
             raise Unavailable("unreachable", f"{redacted(self.url)}: {_first_line(exc)}") from None
         except psycopg.Error as exc:

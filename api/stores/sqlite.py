@@ -80,6 +80,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..files import make_private_dirs
+from .sqlite_sessions import SQLiteSessions, create_session_tables
 from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
                    Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
                    SYNCHRONOUS_LEVELS, Snapshot, Store, StoreError, Unavailable, check_quota, check_rate,
@@ -300,7 +301,7 @@ class _Process:
         self.forks, self.pool, self.group = forks, _Pool(), _CommitGroup()
 
 
-class SQLiteStore(Store):
+class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/sqlite_sessions.py)
     def __init__(self, path: str | os.PathLike, synchronous: str = "FULL", busy_timeout: float = 30.0,
                  checkpoint_every: float = 1.0, group_commit: bool = True, marker: GamesMarker | None = None):
         """`synchronous`: SQLite's setting for the writes answered to a client (FULL: on disk before the answer;
@@ -363,6 +364,7 @@ class SQLiteStore(Store):
                 _migrate(conn, found)
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (CLIENT_QUOTAS_TABLE,)).fetchone():
                 conn.execute(f"{CLIENT_QUOTAS} WITHOUT ROWID")
+            create_session_tables(conn)
             # whatever the WAL shows, a commit whose fsync failed before a restart included, into the synced
             # database file (PASSIVE: blocking no server that runs on it)
             conn.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()

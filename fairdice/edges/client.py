@@ -181,6 +181,12 @@ class Client:
         return self.request("GET", f"/v1/games/{game_id}/hint", retry=True,
                             timeout=max(self.timeout, HINT_TIMEOUT))
 
+    def analysis(self, game_id: str) -> dict:
+        """The coach's analysis of a game that is over (SPEC §4.7; GET /v1/games/{id}/analysis): every decision
+        of every seat valued against optimal play."""
+        return self.request("GET", f"/v1/games/{game_id}/analysis", retry=True,
+                            timeout=max(self.timeout, HINT_TIMEOUT))
+
     # The moves, unsigned; a `PlayerGame` signs them (SPEC §5.7) by adding player_signature and event_count
     # (and player_key with the seat's first command) through `signed`.
 
@@ -590,3 +596,6 @@ def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None 
     problems += [f"{check}: {n} more failures" for check, n in result.unlisted.items()]
     warning = unsigned_warning(result)
     return Verification(result.ok, problems, warnings=[warning] if warning else [])
+
+
+from .dice_session import Session  # noqa: E402,F401  (fair dice for any app, SPEC §10: its own module)

@@ -29,6 +29,9 @@ from fairdice.log import CHAIN_LABEL, Chain, Signer, build_log, canonical, heade
 from fairdice.players import PlayerKey, command_of, move_message  # noqa: E402
 from fairdice.simulate import GameSpec, play_one, signer_for_seed  # noqa: E402
 
+sys.path.insert(0, str(HERE))
+from build_sessions import render_sessions, sessions_file  # noqa: E402  (SPEC §10's vectors)
+
 VECTOR_KEY = hashlib.sha256(b"fairdice test vector signing key").digest()
 
 # (rules, category, dice, points): at least one scoring and one scratched hand per category.
@@ -504,6 +507,7 @@ def build() -> dict[str, str]:
         "public_seed.json": public_seed_games(),
         "chain.json": chain_vector(),
         "players.json": players_vector(),
+        "sessions.json": sessions_file(Signer.from_private_bytes(VECTOR_KEY)),
     }
     out = {HERE / name: json.dumps(doc, indent=1, ensure_ascii=False) + "\n" for name, doc in files.items()}
     files["client_seed_rule.json"] = client_seed_rule()  # escaped: its examples are made of invisible characters
@@ -624,6 +628,7 @@ def render(files: dict) -> str:
     lines += [f"| {g['index']} | `{g['game_id']}` | `{g['server_seed']}` | `{g['client_seed']}` |"
               for g in pub["games"]]
     lines += [""] + render_chain(files["chain.json"]) + [""] + render_players(files["players.json"])
+    lines += [""] + render_sessions(files["sessions.json"])
     return "\n".join(lines) + "\n\n"
 
 

@@ -1,0 +1,136 @@
+"""The session tables of the PostgreSQL store (api/stores/sessions_base.py says what they promise).
+
+A mixin of `PostgresStore`, through its pool (`_connection`, `_rows`).  An append locks the session's row
+(`FOR UPDATE`) so that appends to one session run one at a time on every server, then adds its events at the
+index it was computed from or raises Conflict."""
+
+from __future__ import annotations
+
+import json
+
+from .base import Conflict, Remembered, dumps, now
+from .sessions_base import SessionNotFound, SessionRecord, SessionState
+
+SESSION_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    session_id   text PRIMARY KEY,
+    created_at   text NOT NULL,
+    opened       text NOT NULL,
+    key_id       text NOT NULL,
+    token_sha256 text NOT NULL,
+    client       text NOT NULL DEFAULT ''
+);
+CREATE TABLE IF NOT EXISTS session_seeds (
+    session_id text NOT NULL REFERENCES sessions(session_id),
+    pair       integer NOT NULL,
+    sealed     bytea NOT NULL,
+    PRIMARY KEY (session_id, pair)
+);
+CREATE TABLE IF NOT EXISTS session_events (
+    session_id text NOT NULL REFERENCES sessions(session_id),
+    idx        integer NOT NULL,
+    body       text NOT NULL,
+    tail       text NOT NULL,
+    PRIMARY KEY (session_id, idx)
+);
+CREATE TABLE IF NOT EXISTS session_idempotency (
+    session_id  text NOT NULL REFERENCES sessions(session_id),
+    key         text NOT NULL,
+    fingerprint text NOT NULL,
+    status      integer NOT NULL,
+    body        text NOT NULL,
+    created_at  text NOT NULL,
+    PRIMARY KEY (session_id, key)
+);
+CREATE OR REPLACE FUNCTION fairdice_sessions_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE EXCEPTION '% is append-only', TG_TABLE_NAME; END $$;
+CREATE TRIGGER sessions_no_update_or_delete BEFORE UPDATE OR DELETE ON sessions
+    FOR EACH ROW EXECUTE FUNCTION fairdice_sessions_append_only();
+CREATE TRIGGER session_seeds_no_update_or_delete BEFORE UPDATE OR DELETE ON session_seeds
+    FOR EACH ROW EXECUTE FUNCTION fairdice_sessions_append_only();
+CREATE TRIGGER session_events_no_update_or_delete BEFORE UPDATE OR DELETE ON session_events
+    FOR EACH ROW EXECUTE FUNCTION fairdice_sessions_append_only();
+"""
+_RECALL = "SELECT fingerprint, status, body FROM session_idempotency WHERE session_id = %s AND key = %s"
+
+
+def create_session_tables(conn) -> None:
+    """Make the tables if they are missing (at set-up, inside the store's schema transaction and lock)."""
+    if conn.execute("SELECT to_regclass('session_events')").fetchone()[0] is None:
+        conn.execute(SESSION_SCHEMA)
+
+
+def _storable(text: str) -> bool:
+    return "\x00" not in text
+
+
+class PostgresSessions:
+    def create_session(self, record: SessionRecord, seeds: dict[int, bytes]) -> None:
+        record.created_at = now()
+        with self._connection() as conn, conn.transaction():
+            conn.execute("INSERT INTO sessions (session_id, created_at, opened, key_id, token_sha256, client) "
+                         "VALUES (%s, %s, %s, %s, %s, %s)",
+                         (record.session_id, record.created_at, dumps(record.opened), record.key_id,
+                          record.token_sha256, record.client))
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO session_seeds (session_id, pair, sealed) VALUES (%s, %s, %s)",
+                                [(record.session_id, pair, sealed) for pair, sealed in sorted(seeds.items())])
+
+    def session_state(self, session_id: str) -> SessionState | None:
+        if not _storable(session_id):
+            return None
+        with self._connection() as conn, conn.transaction():
+            row = conn.execute("SELECT session_id, created_at, opened, key_id, token_sha256, client FROM sessions "
+                               "WHERE session_id = %s", (session_id,)).fetchone()
+            if row is None:
+                return None
+            last = conn.execute("SELECT tail FROM session_events WHERE session_id = %s ORDER BY idx DESC LIMIT 1",
+                                (session_id,)).fetchone()
+            tail = json.loads(last[0]) if last else None
+            seeds = conn.execute("SELECT pair, sealed FROM session_seeds WHERE session_id = %s AND pair >= %s",
+                                 (session_id, tail["pair"] if tail else 0)).fetchall()
+        sid, created_at, opened, key_id, token, client = row
+        return SessionState(SessionRecord(sid, json.loads(opened), key_id, token, client, created_at), tail,
+                            {pair: bytes(sealed) for pair, sealed in seeds})
+
+    def session_recall(self, session_id: str, key: str) -> Remembered | None:
+        if not (_storable(session_id) and _storable(key)):
+            return None
+        rows = self._rows(_RECALL, (session_id, key))
+        return Remembered(*rows[0]) if rows else None
+
+    def session_append(self, session_id: str, expected: int, rows: list[tuple[dict, dict]],
+                       seed: tuple[int, bytes] | None = None, remember=None) -> Remembered | None:
+        stamp = now()
+        with self._connection() as conn, conn.transaction():
+            if conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)).fetchone() \
+                    is None:
+                raise SessionNotFound(session_id)
+            if remember is not None:
+                found = conn.execute(_RECALL, (session_id, remember.key)).fetchone()
+                if found is not None:
+                    return Remembered(*found)
+            last = conn.execute("SELECT max(idx) FROM session_events WHERE session_id = %s",
+                                (session_id,)).fetchone()[0]
+            count = 0 if last is None else last + 1
+            if count != expected:
+                raise Conflict(f"session {session_id} has {count} events, not {expected}")
+            with conn.cursor() as cur:
+                cur.executemany("INSERT INTO session_events (session_id, idx, body, tail) VALUES (%s, %s, %s, %s)",
+                                [(session_id, expected + i, dumps(body), dumps(tail))
+                                 for i, (body, tail) in enumerate(rows)])
+            if seed is not None:
+                conn.execute("INSERT INTO session_seeds (session_id, pair, sealed) VALUES (%s, %s, %s)",
+                             (session_id, *seed))
+            if remember is not None:
+                conn.execute("INSERT INTO session_idempotency (session_id, key, fingerprint, status, body, "
+                             "created_at) VALUES (%s, %s, %s, %s, %s, %s)",
+                             (session_id, remember.key, remember.fingerprint, remember.status, remember.body,
+                              stamp))
+        return None
+
+    def session_events(self, session_id: str, upto: int) -> list[str]:
+        if not _storable(session_id):
+            return []
+        return [body for (body,) in self._rows(
+            "SELECT body FROM session_events WHERE session_id = %s AND idx < %s ORDER BY idx", (session_id, upto))]
