@@ -166,7 +166,7 @@ def test_only_regular_files_are_read(tmp_path):
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     lines = result_lines(proc.stdout)
     assert [line.split()[0] for line in lines] == ["OK", "ERROR", "ERROR", "ERROR", "OK"]
-    assert f"ERROR {tmp_path / 'b-fifo.json'}: event -, field -: not a regular file (a FIFO)" in lines[1]
+    assert f"ERROR {tmp_path / 'b-fifo.json'}: not a regular file (a FIFO)" in lines[1]
     assert "not a regular file (a character device)" in lines[2] and "not a regular file" in lines[3]
 
 
@@ -201,7 +201,7 @@ def test_an_infinite_number_after_a_failing_event_is_unusable_input(capsys, tmp_
     path.write_bytes(as_bytes(doc).replace(b'"INFINITY"', b"1e400"))
     code, out, _ = run(capsys, path)
     assert code == 2
-    assert result_lines(out) == [f"ERROR {path}: event -, field -: not strict JSON: the number 1e400 is too large "
+    assert result_lines(out) == [f"ERROR {path}: not strict JSON: the number 1e400 is too large "
                                  "(2^53 or more: not exact in every parser) (not a fairdice log)"]
 
 
@@ -249,7 +249,7 @@ def test_a_second_final_block_is_refused(capsys, tmp_path, key_file, kept):
     path.write_text(text)
     code, out, _ = run(capsys, "--pubkey", key_file, path)
     assert code == 2
-    assert result_lines(out) == [f'ERROR {path}: event -, field -: not strict JSON: the key "final" twice in one '
+    assert result_lines(out) == [f'ERROR {path}: not strict JSON: the key "final" twice in one '
                                  'object (parsers differ on which value counts) (not a fairdice log)']
 
 

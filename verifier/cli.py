@@ -14,14 +14,16 @@ import sys
 import time
 
 from . import audit as audit_mod
+from .evidence import Inputs, sort_inputs
 from .files import find_logs, verify_file
 from .botcheck import PublishedBots
 from .keys import KeyFileError, TrustedKeys, load_trusted_keys
 from .optimal import TableError
 from .chain import MoveReceiptError, load_move_receipts
 from .receipt import ReceiptError, load_receipt
-from .replay import CHECKS
+from .replay import CHECKS, Result
 from .results import unsigned_warning
+from .sessions import SessionReceiptError, load_session_receipts, session_json, session_lines
 
 PROG = "fairdice-verify"
 _options: dict = {}  # per process: the options of verify_file (set before the pool forks, and inherited)
@@ -69,11 +71,18 @@ def verify_all(files: list[str], options: dict, jobs: int, progress: bool = True
 
 
 def describe_failure(f) -> str:
+    """A failure as SPEC §7 names it: check, event index (`-` for the whole log), field, expected, found."""
     event = "-" if f.event is None else f.event
     if f.check == "seed.revealed":
         return (f"seed.revealed  event -  field final: the game is not over (final is null), so its server seed "
                 f"is not revealed and its dice cannot be checked yet")
     return f"{f.check}  event {event}  field {f.field}: expected {shown(f.expected)}, found {shown(f.found)}"
+
+
+def error_line(where: str, message: str) -> str:
+    """A usage error: where it is (a file, an option) and what is wrong, the field named in the message when
+    there is one (no "event -, field -" placeholders for what an error of a whole file does not have)."""
+    return printable(f"{PROG}: error: {where}: {message}")
 
 
 def shown(value, limit: int = 200) -> str:
@@ -89,10 +98,13 @@ def printable(line: str) -> str:
     return line if line.isprintable() else "".join(c if c.isprintable() else ascii(c)[1:-1] for c in line)
 
 
-def game_lines(r, verbose: bool) -> list[str]:
-    """The result lines of one file, each made printable."""
+def game_lines(r, verbose: bool, evidence: list = ()) -> list[str]:
+    """The result lines of one file, each made printable; `evidence`: the player's files found among the inputs
+    that this log was held to (verifier.evidence)."""
     if r.error is not None:
-        return [printable(f"ERROR {r.file}: event -, field -: {r.error} (not a fairdice log)")]
+        return [printable(f"ERROR {r.file}: {r.error}" + ("" if r.evidence_error else " (not a fairdice log)"))]
+    if r.kind == "session":
+        return [printable(line) for line in session_lines(r)]
     if r.signed and "fail" in (r.checks["sig.commitment"], r.checks["sig.final"]):
         signed = "signature INVALID"
     elif r.signed:
@@ -108,6 +120,8 @@ def game_lines(r, verbose: bool) -> list[str]:
         notes.append("trusted key" if r.trusted else "embedded key only: origin not checked")
     if r.checks["receipt.match"] == "pass":
         notes.append("matches the receipt")
+    if r.checks["receipt.chain"] == "pass":
+        notes.append("matches the move receipts")
     if r.bots and not r.bots_checked:
         notes.append("bot decisions NOT checked")
     if r.seed_secret is False:
@@ -117,6 +131,8 @@ def game_lines(r, verbose: bool) -> list[str]:
     if r.status == "abandoned" and r.ok:
         notes.append("verified up to the abandon event")
     lines = [f"{'OK  ' if r.ok else 'FAIL'}  {r.game_id or '?'}  {r.file}  ({', '.join(notes)})"]
+    if evidence:
+        lines.append("      held to: " + ", ".join(e.described(r.game_id) for e in evidence))
     warning = unsigned_warning(r)
     if warning:
         lines.append("      WARNING: " + warning)
@@ -130,6 +146,8 @@ def game_lines(r, verbose: bool) -> list[str]:
 def game_json(r) -> dict:
     if r.error is not None:
         return {"file": r.file, "error": r.error, "ok": False}
+    if r.kind == "session":
+        return session_json(r)
     return {"file": r.file, "game_id": r.game_id, "rules": r.rules, "status": r.status, "ok": r.ok,
             "signed": r.signed, "trusted_key": r.trusted, "seed_secret": r.seed_secret, "checks": r.checks,
             "abandoned_by": r.abandoned_by, "bots_checked": r.bots_checked, "version": r.version,
@@ -138,8 +156,9 @@ def game_json(r) -> dict:
             **({"replay": r.replay} if r.replay is not None else {})}
 
 
-def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool) -> str:
-    """The closing line: the counts, and plainly what the verdicts do not cover."""
+def summary_clauses(counts: dict, trusted: bool, receipts: bool, bots_checked: bool) -> list[tuple[str, bool]]:
+    """What the verdicts do not cover, plainly, after the counts: (clause, whether it is a warning). The text
+    summary and the HTML report (which lists the warnings) say the same."""
     if trusted:
         origin = "a trusted key (--pubkey)"
     elif receipts:
@@ -147,23 +166,55 @@ def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool
     else:
         origin = ("the key inside each log only: the ORIGIN WAS NOT CHECKED (anyone can sign a log with a key of "
                   "their own; pass --pubkey with the server's key from GET /v1/keys)")
+    clauses = [
+        (f"{counts['unsigned']} unsigned (allowed by --allow-unsigned: those prove only that they are "
+         "self-consistent, not that the server made them)", counts["unsigned"]),
+        (f"{counts['not_logs']} files are not logs", counts["not_logs"]),
+        (f"{counts['orphans']} of the player's evidence files without the log of their game (FAIL)", counts["orphans"]),
+        (f"{counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the scores, not "
+         "that the seed was unknown beforehand)", counts["public_seed"]),
+        (f"{counts['unsigned_moves']} with human moves the players did not sign (the operator could have written "
+         "them)", counts["unsigned_moves"]),
+        ("bot decisions NOT checked (--no-check-bots)", not bots_checked),
+    ]
+    return [(text, True) for text, present in clauses if present] + [
+        (f"signatures checked against {origin}", not (trusted or receipts))]
+
+
+def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool) -> str:
+    """The closing line: the counts, and plainly what the verdicts do not cover."""
+    clauses = [text for text, _ in summary_clauses(counts, trusted, receipts, bots_checked)]
+    unsigned = clauses.pop(0) if counts["unsigned"] else None
     return (f"{PROG}: {counts['games']} games: {counts['ok']} OK, {counts['failed']} FAIL"
-            + (f", {counts['unsigned']} unsigned (allowed by --allow-unsigned: those prove only that they are "
-               "self-consistent, not that the server made them)" if counts["unsigned"] else "")
-            + (f"; {counts['not_logs']} files are not logs" if counts["not_logs"] else "")
-            + (f"; {counts['public_seed']} with a public seed (seed_secret false: they prove the dice and the "
-               "scores, not that the seed was unknown beforehand)" if counts["public_seed"] else "")
-            + (f"; {counts['unsigned_moves']} with human moves the players did not sign (the operator could have "
-               "written them)" if counts["unsigned_moves"] else "")
-            + ("" if bots_checked else "; bot decisions NOT checked (--no-check-bots)")
-            + f"; signatures checked against {origin}")
+            + (f", {unsigned}" if unsigned else "") + "".join(f"; {c}" for c in clauses))
+
+
+def unusable_results(inputs: Inputs) -> list[Result]:
+    """A result line for each file of a player's evidence that cannot be used (a usage error, exit 2, as a
+    --receipt would be), in place of a log's."""
+    return [Result(path, error=why, evidence_error=True) for path, why in inputs.unusable]
+
+
+ORPHANS = {"receipt": ("receipt.match", "this receipt's"), "moves": ("receipt.chain", "these move receipts'"),
+           "key": ("receipt.match", "this key file's")}  # a player's evidence without its log: check, and whose game
+
+
+def orphan_lines(inputs: Inputs, given: list[tuple[str, dict]], game_ids: set) -> list[str]:
+    """A FAIL line for each file of the player's evidence (found among the inputs, or given with --receipt and
+    --receipts) and each game of it whose log is not among the inputs (SPEC §5.5, §5.6, §7.2)."""
+    held = [(e.file, e.kind, item["game_id"]) for e in inputs.evidence for item in e.items]
+    held += [(path, "moves" if "chain" in rc else "receipt", rc["game_id"]) for path, rc in given]
+    return [printable(f"FAIL  {game_id}  {path}  ({ORPHANS[kind][0]}: no log of {ORPHANS[kind][1]} game among the "
+                      "inputs)") for path, kind, game_id in dict.fromkeys(held) if game_id not in game_ids]
 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=PROG, description="Verify fairdice game logs (SPEC.md §7) independently "
                                 "of the server: signatures (the server's, and in log version 3 the players' own: "
                                 "check player.signature), seed commitment, every die, every score.")
-    p.add_argument("paths", nargs="+", metavar="PATH", help="a log file, or a directory searched for *.json")
+    p.add_argument("paths", nargs="+", metavar="PATH", help="a log file, or a directory searched for *.json; a "
+                   "player's receipt, move receipts or key file among them (as the page and `fairdice play` save "
+                   "them) is recognised and held to the log of its game (SPEC §7.2)")
     p.add_argument("--pubkey", metavar="FILE", help="the trusted server key: 64 hex digits, a PEM public key, "
                    "or the JSON of GET /v1/keys (without it the key inside each log is used: self-consistency only)")
     p.add_argument("--receipt", metavar="FILE", action="append", default=[],
@@ -175,6 +226,11 @@ def parser() -> argparse.ArgumentParser:
                    help="the server's signed receipts of the moves (SPEC §5.6), a JSON array as the page, the "
                    "client and `fairdice play --save-receipts` keep them: the log must be the history they sign, and "
                    "an abandon in the player's name that the player did not sign must be among them")
+    p.add_argument("--session-receipts", metavar="FILE", action="append", default=[],
+                   help="the server's signed receipts of a session's answers (SPEC §10.6), a JSON array as the "
+                   "Python client's Session keeps them: the session log must be the history they sign")
+    p.add_argument("--app-key", metavar="HEX", help="the app's own public key (SPEC §10.7, 64 hex digits): every "
+                   "seed pair of a session log must be signed by it")
     p.add_argument("--allow-unsigned", action="store_true",
                    help="accept a log without its signatures (it then proves only that it is self-consistent, "
                    "not that the server made it)")
@@ -204,7 +260,7 @@ def main(argv=None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
     except TableError as e:  # an optimal game, and its table missing or not the published one
-        print(f"{PROG}: error: {e.where}: event -, field -: {e.message}", file=sys.stderr)
+        print(error_line(e.where, e.message), file=sys.stderr)
         return 2
 
 
@@ -216,7 +272,7 @@ def run(argv=None) -> int:
     text = sys.stderr if args.json else sys.stdout
 
     def error(where: str, message: str) -> int:
-        print(f"{PROG}: error: {where}: event -, field -: {message}", file=sys.stderr)
+        print(error_line(where, message), file=sys.stderr)
         return 2
 
     trusted = None
@@ -233,9 +289,17 @@ def run(argv=None) -> int:
             return error(path, f"--receipt: {e}")
     for path in args.receipts:
         try:
-            move_receipts += load_move_receipts(path)
+            move_receipts += [(path, rc) for rc in load_move_receipts(path)]
         except MoveReceiptError as e:
             return error(path, f"--receipts: {e}")
+    session_receipts = []
+    for path in args.session_receipts:
+        try:
+            session_receipts += load_session_receipts(path)
+        except SessionReceiptError as e:
+            return error(path, f"--session-receipts: {e}")
+    if args.app_key is not None and not (len(args.app_key) == 64 and all(c in "0123456789abcdef" for c in args.app_key)):
+        return error("--app-key", "not 64 lowercase hex digits (the app's raw Ed25519 public key)")
     if args.tables and not os.path.isdir(args.tables):
         return error(args.tables, "--tables: not a directory")
     files, missing = find_logs(args.paths)
@@ -246,13 +310,20 @@ def run(argv=None) -> int:
               if os.path.lexists(path) else "no such file or directory")
     if not files and not missing:
         return error(" ".join(args.paths), "no *.json log found")
+    inputs = sort_inputs(files)
+    given = [(path, rc) for path, rc in zip(args.receipt, receipts)] + [(path, rc) for path, rc in move_receipts]
+    receipts = receipts + inputs.of_kind("receipt")
+    move_receipts = [rc for _, rc in move_receipts] + inputs.of_kind("moves")
+    by_game = len(inputs.logs) > 1 or bool(inputs.evidence)  # evidence among the inputs goes to its game's log
     do_audit = args.audit or bool(args.html)
     options = {"trusted_keys": trusted, "require_signature": not args.allow_unsigned,
                "check_bots": args.check_bots, "tables": args.tables, "verbose": args.verbose, "audit": do_audit,
-               "receipts": receipts, "receipts_by_game": len(files) > 1, "move_receipts": move_receipts}
-    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "unsigned_moves": 0, "not_logs": 0}
-    games, agg, game_ids = [], audit_mod.Audit() if do_audit else None, set()
-    for r in verify_all(files, options, max(1, args.jobs)):
+               "receipts": receipts, "receipts_by_game": by_game, "move_receipts": move_receipts,
+               "player_keys": inputs.of_kind("key"), "session_receipts": session_receipts, "app_key": args.app_key}
+    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "unsigned_moves": 0, "not_logs": 0,
+              "orphans": 0}
+    games, agg, game_ids, problems = [], audit_mod.Audit() if do_audit else None, set(), []
+    for r in [*unusable_results(inputs), *verify_all(inputs.logs, options, max(1, args.jobs))]:
         if r.error is not None:
             counts["not_logs"] += 1
         else:
@@ -262,18 +333,18 @@ def run(argv=None) -> int:
             counts["unsigned"] += r.ok and not r.signed  # verified without its signatures: --allow-unsigned
             counts["public_seed"] += r.seed_secret is False
             counts["unsigned_moves"] += bool(r.unsigned_seats)
-        print("\n".join(game_lines(r, args.verbose)), file=text)
+        lines = game_lines(r, args.verbose, inputs.for_game(r.game_id) if r.error is None else ())
+        print("\n".join(lines), file=text)
+        problems += lines if not r.ok else []
         if args.json:
             games.append(game_json(r))
         if agg is not None:
             agg.add(r)
-    unmatched = [(path, rc) for path, rc in zip(args.receipt, receipts)
-                 if len(files) > 1 and rc["game_id"] not in game_ids]
-    unmatched += [("--receipts", rc) for rc in move_receipts if len(files) > 1 and rc["game_id"] not in game_ids]
-    for path, rc in unmatched:  # the player's own game is missing from what the server handed over
-        print(printable(f"FAIL  {rc['game_id']}  {path}  (receipt.match: no log of this receipt's game "
-                        "among the inputs)"), file=text)
-    counts["failed"] += len(unmatched)
+    if by_game:  # the player's own game is missing from what the server handed over
+        for line in orphan_lines(inputs, given, game_ids):
+            counts["orphans"] += 1
+            problems.append(line)
+            print(line, file=text)
     print(summary_line(counts, trusted is not None, bool(receipts), args.check_bots), file=text)
     rep = None
     if agg is not None:
@@ -283,17 +354,19 @@ def run(argv=None) -> int:
             from .page import render
             try:
                 with open(args.html, "w", encoding="utf-8") as f:
-                    f.write(render(rep))
+                    f.write(render(rep, warnings=[clause for clause, warning in summary_clauses(
+                        counts, trusted is not None, bool(receipts), args.check_bots) if warning], problems=problems))
             except OSError as e:
                 return error(args.html, f"--html: cannot write: {e.strerror or e}")
     if args.json:
         doc = {"tool": PROG, "checks": list(CHECKS), "trusted_key": trusted is not None,
-               "summary": counts, "games": games}
+               "summary": counts, "games": games,
+               "evidence": [{"file": e.file, "kind": e.kind, "game_ids": e.game_ids} for e in inputs.evidence]}
         if rep is not None:
             doc["audit"] = rep
         sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     if usage_errors or counts["not_logs"]:
         return 2
-    if counts["failed"] or (rep is not None and rep["findings"]):
+    if counts["failed"] or counts["orphans"] or (rep is not None and rep["findings"]):
         return 1
     return 0

@@ -7,8 +7,8 @@ from html import escape
 CSS = """body{font:14px/1.4 system-ui,sans-serif;margin:2em auto;max-width:1100px;color:#222}
 h1,h2{font-weight:600}table{border-collapse:collapse;margin:.5em 0}td,th{padding:2px 8px;text-align:right;
 border-bottom:1px solid #ddd}th:first-child,td:first-child{text-align:left}.bad{color:#b00;font-weight:600}
-.ok{color:#070}.charts{display:flex;flex-wrap:wrap;gap:12px}figure{margin:0}figcaption{font-size:12px;
-text-align:center}svg text{font:10px sans-serif;fill:#444}"""
+.ok{color:#070}.warn{color:#8a5a00}pre{white-space:pre-wrap}.charts{display:flex;flex-wrap:wrap;gap:12px}
+figure{margin:0}figcaption{font-size:12px;text-align:center}svg text{font:10px sans-serif;fill:#444}"""
 
 
 def bars(counts: list[int], labels: list[str], width=340, height=140) -> str:
@@ -51,14 +51,27 @@ def residuals(counts: list[int], width=220, height=120) -> str:
     return "".join(parts)
 
 
-def render(rep: dict, title: str = "fairdice audit") -> str:
+def render(rep: dict, title: str = "fairdice audit", warnings: list[str] = (), problems: list[str] = ()) -> str:
+    """The page. `warnings`: what the verdicts do not cover, as the text summary says it (origin not checked,
+    public seeds, ...); `problems`: the result lines of the files that failed or are not logs. A page without
+    findings is green only when it has neither."""
     t = rep["thresholds"]
     out = [f"<!doctype html><html lang=en><meta charset=utf-8><title>{escape(title)}</title><style>{CSS}</style>",
            f"<h1>{escape(title)}</h1>",
            f"<p>{rep['logs']} logs: {rep['verified']} verified, {rep['failed']} failed, {rep['not_logs']} not logs. "
            f"{rep['rolls']} rolls, {rep['fresh_dice']} freshly rolled dice.</p>"]
     findings = rep["findings"]
-    out.append('<p class="%s">Findings: %s</p>' % (("bad", escape("; ".join(findings))) if findings else ("ok", "none")))
+    if findings:
+        out.append(f'<p class="bad">Findings: {escape("; ".join(findings))}</p>')
+    else:
+        out.append(f'<p class="{"warn" if warnings or problems else "ok"}">Findings: none'
+                   + (" (but read the warnings and failures below)" if warnings or problems else "") + "</p>")
+    if warnings:
+        out.append('<h2 class="warn">Warnings</h2><ul class="warn">'
+                   + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul>")
+    if problems:
+        out.append('<h2 class="bad">Failures and files that are not logs</h2><pre class="bad">'
+                   + escape("\n".join(problems)) + "</pre>")
     out.append(f"<h2>Uniformity of the faces</h2><p>Chi-square, 5 degrees of freedom; family alpha {t['family_alpha']} "
                f"over {t['tests']} tests, Bonferroni: a test rejects when p &lt; {t['alpha_per_test']:.3g}. Only freshly "
                f"rolled dice count. Each chart shows, per face, (observed &minus; expected) / &radic;expected; "

@@ -32,15 +32,16 @@ class Verification:
     def __init__(self, doc, file: str, trusted_keys: keys.TrustedKeys | Iterable[bytes] | None = None,
                  require_signature: bool = True, bots=None, verbose: bool = False,
                  audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False,
-                 move_receipts: list[dict] = ()):
+                 move_receipts: list[dict] = (), player_keys: list[dict] = ()):
         """trusted_keys: the keys given (--pubkey), best as a keys.TrustedKeys built once per run; receipts: the
         players' receipts (verifier.receipt), move_receipts: the server's signed receipts of the moves
-        (verifier.chain), to hold the log to; with receipts_by_game only those of this log's game id apply (a
-        batch), otherwise every one does (it must be this game)."""
+        (verifier.chain), player_keys: the public part of the players' key files (verifier.evidence), to hold the
+        log to; with receipts_by_game only those of this log's game id apply (a batch), otherwise every one does
+        (it must be this game)."""
         self.doc, self.r = doc, Result(file)
         self.checks = Checks(self.r)
         self.receipts, self.receipts_by_game = list(receipts), receipts_by_game
-        self.move_receipts = list(move_receipts)
+        self.move_receipts, self.player_keys = list(move_receipts), list(player_keys)
         self.trusted_keys = None if trusted_keys is None else keys.TrustedKeys.of(trusted_keys)
         self.require_signature = require_signature
         self.bots, self.verbose, self.audit = bots, verbose, audit
@@ -52,15 +53,17 @@ class Verification:
         replayed = False  # every event has gone through the replay
         try:
             self.check_format()
-            receipts, move_receipts = self.receipts_of_this_game()
+            receipts, move_receipts, player_keys = self.receipts_of_this_game()
             for receipt in receipts:
                 self.check_receipt(receipt)
+            for kept in player_keys:
+                self.check_key_file(kept)
             trusted = self.trusted_keys_of(receipts)
             signing = self.check_key_and_commitment(trusted)
             history = History(self.doc["header"], self.doc["events"])
             acknowledged = check_move_receipts(self.checks, self.doc, move_receipts, trusted, history) \
                 if move_receipts else None
-            players = self.players(receipts)
+            players = self.players(receipts, player_keys)
             player_signatures_at = len(self.r.failures)  # where SPEC §7's order lists player.signature
             seed = self.check_seed()
             state = EventReplay(self.checks, self.doc, seed, self.bots, self.verbose, self.audit, players,
@@ -80,13 +83,13 @@ class Verification:
             self.check_final_signature(signing, history if replayed else None)  # last: see there
         return self.r
 
-    def receipts_of_this_game(self) -> tuple[list[dict], list[dict]]:
-        """(the players' receipts, the move receipts) that apply to this log."""
+    def receipts_of_this_game(self) -> tuple[list[dict], list[dict], list[dict]]:
+        """(the players' receipts, the move receipts, the players' key files) that apply to this log."""
         if not self.receipts_by_game:
-            return self.receipts, self.move_receipts
+            return self.receipts, self.move_receipts, self.player_keys
         game_id = self.r.game_id
-        return ([rc for rc in self.receipts if rc["game_id"] == game_id],
-                [rc for rc in self.move_receipts if rc["game_id"] == game_id])
+        return tuple([rc for rc in kept if rc["game_id"] == game_id]
+                     for kept in (self.receipts, self.move_receipts, self.player_keys))
 
     # -- log.format: the fields and types of SPEC §5
     def check_format(self) -> None:
@@ -135,6 +138,22 @@ class Verification:
                         ck.expect("receipt.match", i, "player_key", rc["player_key"], e.get("player_key"))
         ck.passed("receipt.match")
 
+    def check_key_file(self, kept: dict) -> None:
+        """receipt.match against a player's key file (SPEC §7.2): the player made this key for this game's seat, so
+        the log is of version 3 (a re-signed version 1 or 2 log would drop the player's signatures) and the seat's
+        key events name this key, the one its signatures are then checked with."""
+        doc, ck = self.doc, self.checks
+        ck.expect("receipt.match", None, "game_id", kept["game_id"], doc["header"]["game_id"])
+        if doc["version"] < 3:
+            ck.fail("receipt.match", None, "version", "3 (the player keeps a key to sign its moves)", doc["version"])
+        named = [(i, e) for i, e in enumerate(doc["events"]) if type(e) is dict and e.get("type") in KEY_EVENTS
+                 and type(e.get("seat")) is int and e.get("seat") == kept["seat"]]
+        if not named:
+            ck.fail("receipt.match", None, "player_key", kept["player_key"], f"no client seed from seat {kept['seat']}")
+        for i, e in named:
+            ck.expect("receipt.match", i, "player_key", kept["player_key"], e.get("player_key"))
+        ck.passed("receipt.match")
+
     # -- log.key, sig.commitment (SPEC §6)
     def trusted_keys_of(self, receipts: list[dict]) -> keys.TrustedKeys:
         """The trusted keys (SPEC §6): those given (--pubkey), else the key each receipt says the player saw at
@@ -173,16 +192,18 @@ class Verification:
         return signing.key is not None and keys.signature_valid(signing.key, signature, data)
 
     # -- player.signature (SPEC §5.7): in version 3, every human seat's last event is signed by its key
-    def players(self, receipts: list[dict]) -> SeatKeys:
+    def players(self, receipts: list[dict], player_keys: list[dict]) -> SeatKeys:
         """Which human seats sign their moves (version 3), with which key; those that do not go into the verdict's
         warning."""
         doc = self.doc
         humans = [s for s, seat in enumerate(doc["header"]["seats"]) if seat["type"] == "human"]
-        receipt_keys = {}  # seat -> the key the player's receipt of version 2 says it sent (the first receipt's)
+        receipt_keys = {}  # seat -> the key the player's receipt of version 2 (or key file) says it sent (the first)
         if doc["version"] >= 3:
             for rc in receipts:
                 if rc.get("version", 1) >= 2 and rc["seat"] is not None:
                     receipt_keys.setdefault(rc["seat"], rc["player_key"])
+            for kept in player_keys:
+                receipt_keys.setdefault(kept["seat"], kept["player_key"])
         players = seat_keys(doc, humans, receipt_keys)
         self.r.unsigned_seats = players.unsigned
         return players

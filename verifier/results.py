@@ -37,6 +37,7 @@ class Result:
     rules: str | None = None
     status: str | None = None  # "finished", "abandoned" or "in progress"
     error: str | None = None  # set when the input is not a log at all
+    evidence_error: bool = False  # ... and is a player's evidence (a receipt, move receipts, a key file) not usable
     checks: dict = field(default_factory=lambda: dict.fromkeys(CHECKS, "skip"))
     failures: list = field(default_factory=list)
     unlisted: dict = field(default_factory=dict)  # check -> failures beyond MAX_LISTED
@@ -52,6 +53,8 @@ class Result:
     final_key: str | None = None  # ... and the key that signed them (hex)
     replay: list | None = None  # with verbose: the game turn by turn
     audit: dict | None = None  # with audit: the numbers the audit aggregates
+    kind: str = "game"  # or "session": a session log of SPEC §10 (its checks are verifier.sessions.SESSION_CHECKS)
+    notes: list = field(default_factory=list)  # a session's warnings and notes, in words
 
     @property
     def ok(self) -> bool:
