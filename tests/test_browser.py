@@ -743,6 +743,7 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
 
     # end: result, totals, revealed seed, verification in the page
     page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    page.click("#fair-details > summary")  # the details are folded under the plain verdict and the downloads
     final = api_get(site, f"/v1/games/{game_id}")["final"]
     assert page.inner_text("#server-seed").strip() == final["server_seed"]
     assert page.inner_text("#fair-commitment").strip() == commitment

@@ -77,6 +77,12 @@ export function makeDice(container, onToggle) {
   }, Array.from({ length: 9 }, () => h("i", { "aria-hidden": "true" })), h("span.key", { "aria-hidden": "true" }, String(i + 1)))));
 }
 
+/** One die showing `face` drawn as the board draws its dice (the pips of .die[data-face]), but not a button: a
+ * picture, for the guide's example hands. */
+export function drawnDie(face) {
+  return h("span.die", { "data-face": String(face), "aria-hidden": "true" }, Array.from({ length: 9 }, () => h("i")));
+}
+
 export function renderDice(ctx, container) {
   const { t, view } = ctx;
   const hasDice = view.dice && view.dice.length === 5;
@@ -117,51 +123,69 @@ function optionsNow(ctx) {
   return myTurn(ctx) && ctx.view.rolls_made > 0 ? ctx.view.options || {} : {};
 }
 
-/** One tile per box of the player's card, in table order (made once per game, then updated in place). */
+/** A box's tile: a button while the box is open (choosable now or later), a plain tile once it is filled (done:
+ * not a button, not focusable, read as its name and points). */
+function boxTile(ctx, c, filled, onPick) {
+  if (filled) {
+    return h("div.box.filled", { "data-category": c.id, "data-testid": `box-${c.id}` },
+      h("span.box-name", { "aria-hidden": "true" }, box(ctx, c.id)), h("span.box-value", { "aria-hidden": "true" }),
+      h("span.sr.box-said"));
+  }
+  return h("button.box", { type: "button", "data-category": c.id, "data-testid": `box-${c.id}`, onclick: () => onPick(c.id) },
+    h("span.box-name", box(ctx, c.id)), h("span.box-value"));
+}
+
+/** One tile per box of the player's card, in table order (made once per game, then updated in place; a tile
+ * becomes a plain one when its box is filled). */
 export function renderBoxes(ctx, container, onPick) {
   const { t, view, rules } = ctx;
   const cats = rules.categories;
-  const key = `${view.game_id}:${cats.map((c) => c.id).join(",")}:${t.lang}`;
+  const me = view.seats[ctx.seat];
+  const isFilled = (id) => me.card[id] !== null && me.card[id] !== undefined;
+  const key = `${view.game_id}:${ctx.seat}:${cats.map((c) => c.id).join(",")}:${t.lang}`;
   if (container.dataset.key !== key) {
-    const tile = (c) => h("button.box", { type: "button", "data-category": c.id, "data-testid": `box-${c.id}`, onclick: () => onPick(c.id) },
-      h("span.box-name", box(ctx, c.id)), h("span.box-value"));
+    const tile = (c) => boxTile(ctx, c, isFilled(c.id), onPick);
     container.replaceChildren(
       h("div.box-grid.upper", cats.filter((c) => c.section === "upper").map(tile)),
       h("p.upper-line"),
       h("div.box-grid.lower", cats.filter((c) => c.section !== "upper").map(tile)));
     container.dataset.key = key;
   }
-  const me = view.seats[ctx.seat];
   const options = optionsNow(ctx);
-  for (const btn of $$("button.box", container)) {
-    const id = btn.dataset.category;
+  for (const c of cats) {
+    const id = c.id;
+    let el = $(`.box[data-category="${id}"]`, container);
+    const filled = isFilled(id);
+    if (filled !== el.classList.contains("filled")) { // filled now (or a board gone back: a reload)
+      const next = boxTile(ctx, c, filled, onPick);
+      el.replaceWith(next);
+      el = next;
+    }
     const name = box(ctx, id);
-    const filled = me.card[id];
-    const o = options[id];
-    const value = $(".box-value", btn);
-    btn.className = "box";
-    if (filled !== null && filled !== undefined) {
-      btn.classList.add("filled");
-      if (filled === 0) btn.classList.add("zero");
-      value.textContent = t.number(filled);
-      btn.disabled = true;
-      btn.setAttribute("aria-label", t.t("box.filled", { box: name, points: filled }));
-    } else if (o) {
+    const value = $(".box-value", el);
+    el.className = filled ? "box filled" : "box";
+    if (filled) {
+      const points = me.card[id];
+      if (points === 0) el.classList.add("zero");
+      value.textContent = t.number(points);
+      $(".box-said", el).textContent = t.t("box.filled", { box: name, points });
+    } else if (options[id]) {
+      const o = options[id];
       const pts = o.points + (o.yahtzee_bonus || 0);
-      btn.classList.add(pts > 0 ? "pos" : "zero");
+      el.classList.add(pts > 0 ? "pos" : "zero");
       value.textContent = t.number(o.points) + (o.yahtzee_bonus ? ` +${t.number(o.yahtzee_bonus)}` : "")
         + (o.joker ? ` ${t.t("box.joker")}` : "");
-      btn.disabled = ctx.busy;
-      btn.setAttribute("aria-label", t.t("box.pick", { box: name, points: o.points, bonus: o.yahtzee_bonus || 0 }));
+      el.disabled = ctx.busy;
+      el.setAttribute("aria-label", t.t("box.pick", { box: name, points: o.points, bonus: o.yahtzee_bonus || 0 }));
     } else {
       const closed = myTurn(ctx) && view.rolls_made > 0;
-      btn.classList.add(closed ? "closed" : "open");
+      el.classList.add(closed ? "closed" : "open");
       value.textContent = closed ? "–" : "";
-      btn.disabled = true;
-      btn.setAttribute("aria-label", t.t(closed ? "box.closed" : "box.open", { box: name }));
+      el.disabled = true;
+      el.setAttribute("aria-label", t.t(closed ? "box.closed" : "box.open", { box: name }));
     }
-    btn.classList.toggle("hinted", !!(ctx.hint && ctx.hint.category === id));
-    btn.classList.toggle("flash", !!(ctx.highlight && ctx.highlight.seat === ctx.seat && ctx.highlight.category === id));
+    el.classList.toggle("hinted", !!(ctx.hint && ctx.hint.category === id));
+    el.classList.toggle("flash", !!(ctx.highlight && ctx.highlight.seat === ctx.seat && ctx.highlight.category === id));
   }
   $(".upper-line", container).textContent = upperLine(ctx, me);
 }
@@ -175,7 +199,9 @@ function upperLine(ctx, seat) {
   const tail = got ? t.t("boxes.bonusGot", { bonus: got })
     : upperOpen ? t.t("boxes.bonusToGo", { bonus: rules.upper_bonus, count: Math.max(0, threshold - upper) })
       : t.t("boxes.bonusMissed");
-  return `${head} · ${tail}`;
+  // the house rule of SPEC §3.4 where the upper section is counted: it decides which boxes are open now
+  const rule = ctx.view.upper_first && upperOpen ? `${t.t("game.upperFirst")} · ` : "";
+  return `${rule}${head} · ${tail}`;
 }
 
 // ------------------------------------------------------------------ every seat's card

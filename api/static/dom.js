@@ -2,6 +2,8 @@
 
 export const $ = (sel, root = document) => root.querySelector(sel);
 export const $$ = (sel, root = document) => Array.from(root.querySelectorAll(sel));
+/** Listen for `type` on the element of `sel`. */
+export const on = (sel, type, fn) => $(sel).addEventListener(type, fn);
 
 /** h("div.cls#id", {attr: v, onclick: fn}, ...children): an element; text children are text nodes. */
 export function h(spec, attrs, ...children) {

@@ -1,11 +1,12 @@
 // The lobby drawn in the player's language: rule sets and opponents to choose from, the records and recent
-// games this browser keeps. Reading the form and wiring its buttons is app.js's business.
+// games this browser keeps, its unfinished games. Reading the form and wiring its buttons is lobby-screen.js's.
 
 import { $, $$, h } from "./dom.js";
 import { KNOWN_BOTS, rulesName } from "./rules.js";
-import { resultOf } from "./store.js";
+import { resultOf, seatsOf } from "./store.js";
 import { botName } from "./board.js";
 import { readSeatRows } from "./friends.js";
+import { heldSeats } from "./player.js";
 
 function choice({ name, value, title, badge, text, checked, disabled = false, testid }) {
   return h("label.choice", { class: disabled ? "disabled" : "" },
@@ -43,15 +44,18 @@ export function renderChoices({ t, rules, bots, saved, onRules }) {
   if (!$("input[name=rules]:checked")) ($("input[name=rules][value=classic13]") || $("input[name=rules]")).checked = true;
   $$("input[name=first]").forEach((i) => { i.checked = i.value === saved.first; });
   if (!$("input[name=first]:checked")) $("input[name=first][value=me]").checked = true;
+  $("#upper-first").checked = !!saved.upper_first;
 }
 
-/** What the form says now: {rules, opponent, first, rows} (rows: the seats after the player's, friends.js). */
+/** What the form says now: {rules, opponent, first, upper_first, rows} (rows: the seats after the player's,
+ * friends.js; upper_first: the house rule of SPEC §3.4). */
 export function lobbyChoices() {
   const opponent = $("input[name=opponent]:checked").value;
   return {
     rules: $("input[name=rules]:checked").value,
     opponent,
     first: $("input[name=first]:checked").value,
+    upper_first: $("#upper-first").checked,
     rows: ["friend", "friends"].includes(opponent) ? readSeatRows() : [],
   };
 }
@@ -60,6 +64,34 @@ export function lobbyChoices() {
 function recentKind(g) {
   if (g.spectator) return "watch";
   return g.opponent === "solo" ? "solo" : ["friend", "friends"].includes(g.opponent) ? "friends" : "other";
+}
+
+/** The games of this browser that are not over (the server's quota of unfinished games counts them): those it
+ * plays a seat of, as the store keeps them. */
+export function unfinishedGames(recent) {
+  return recent.filter((g) => !g.spectator && resultOf(g).outcome === "playing" && heldSeats(seatsOf(g)).length);
+}
+
+/** The unfinished games, each to resume (test id resume-game) or abandon (abandon-game); `quota`: the server
+ * refused a new game for them, so the list says why it is shown. */
+export function renderUnfinished({ t, rules, games, quota, onResume, onAbandon }) {
+  $("#unfinished").hidden = !games.length;
+  $("#unfinished-quota").hidden = !quota || !games.length;
+  $("#unfinished-list").replaceChildren(...games.map((g) => {
+    const game = recentEntry(t, rules, g);
+    return h("li", { "data-game": g.game_id },
+      h("button.resume", { type: "button", "data-testid": "resume-game", "aria-label": t.t("unfinished.resumeLabel", { game }),
+        onclick: () => onResume(g) },
+      h("span.resume-name", game), h("span.muted", t.t("unfinished.when", { date: new Date(g.created).toLocaleDateString(t.tag) }))),
+      h("button.ghost.danger", { type: "button", "data-testid": "abandon-game", "aria-label": t.t("unfinished.abandonLabel", { game }),
+        onclick: () => onAbandon(g) }, t.t("unfinished.abandon")));
+  }));
+}
+
+/** A kept game in words: its rule set and whom it is played with. */
+function recentEntry(t, rules, g) {
+  return t.t("recent.entry", { opponent: recentKind(g), rules: rulesName(t, rules[g.rules], g.rules),
+    bot: botName(t, g.opponent), names: t.list(g.names || []) });
 }
 
 export function renderRecords({ t, rules, records, recent, onOpen }) {
@@ -71,12 +103,12 @@ export function renderRecords({ t, rules, records, recent, onOpen }) {
       h("td", x ? `${t.number(x.wins)}–${t.number(x.draws)}–${t.number(x.losses)}` : none),
       h("td", x && x.best !== null ? t.number(x.best) : none));
   }));
-  const shown = recent.slice(0, 6);
+  const open = new Set(unfinishedGames(recent).map((g) => g.game_id)); // (listed above, to resume)
+  const shown = recent.filter((g) => !open.has(g.game_id)).slice(0, 6);
   $("#recent").hidden = !shown.length;
   $("#recent-list").replaceChildren(...shown.map((g) => {
     const result = resultOf(g);
-    const entry = t.t("recent.entry", { opponent: recentKind(g), rules: rulesName(t, rules[g.rules], g.rules),
-      bot: botName(t, g.opponent), names: t.list(g.names || []) });
+    const entry = recentEntry(t, rules, g);
     return h("li", h("button.link", { type: "button", onclick: () => onOpen(g) }, entry),
       h("span.muted", ` ${t.t("recent.result", { outcome: result.outcome, score: result.score ?? "" })} · ${new Date(g.created).toLocaleDateString(t.tag)}`));
   }));

@@ -104,3 +104,54 @@ export function outcomeOf(final, seat, seats) {
   if (final.draw) return { outcome: "draw", score };
   return { outcome: final.winner === seat ? "won" : "lost", score, winner: final.winner };
 }
+
+// ------------------------------------------------------------------ the page's shared state
+
+/**
+ * Everything the page's screens share, as plain data: one object that app.js makes and every screen's controller
+ * (lobby-screen.js, game-screen.js, end-screen.js, dialogs-screen.js, and session.js for the game being played)
+ * reads and writes, so that a screen's change touches its own file and none keeps a copy of another's state.
+ */
+export function pageState(t, rules) {
+  return {
+    t, // the translator of the language spoken (i18n.js)
+    rules, // the rule sets as data (rules.js mergeRules)
+    bots: null, // [{id, level, description}] from the server, null when unknown
+    trustedKeys: [],
+    hintRoute: null, // true / false / null (unknown)
+    session: null, // the game this browser plays or watches: its entry in store.js (seats, keys, receipts)
+    created: null, // the POST /v1/games answer while the client seed is not sent
+    header: null, // the game's signed header, checked against the server's keys
+    shown: null, // the history shown, hashed by this page (history.js): every answer is held to it
+    halted: null, // the AnswerRefused that stopped this game: nothing more is sent or signed
+    watcher: null, // watching for other players' moves (watch.js)
+    view: null, // the board: the server's last answer, or a step of playing one out
+    ui: { held: new Set(), busy: false, animating: false, hint: null, highlight: null },
+    verified: null, // {report, log, results} of the finished game, kept to redraw in another language
+    log: null, // the finished game's log, as verified (the downloads)
+    newBest: false, // the finished game set this browser's best score for its rule set
+    waiting: null, // the optimal engine's warm-up: {timer, until}
+    hintWait: null, // the hint engine's warm-up: the timer of the next ask
+    leaving: false, // the logo was pressed during a move: the lobby follows once the move is done
+  };
+}
+
+/** A screen's controller: the page (`app`: its screens, show, toast, setBusy) and the state they share. */
+export class Screen {
+  constructor(app) {
+    this.app = app;
+  }
+
+  get st() {
+    return this.app.st;
+  }
+
+  /** The translator of the language spoken now. */
+  get t() {
+    return this.app.st.t;
+  }
+}
+
+/** Seconds to wait when a warming-up answer (503 engine_warming_up) names no Retry-After: the optimal bot's
+ * tables in the lobby, the hint engine's in a game. */
+export const DEFAULT_ENGINE_WAIT = 15;

@@ -1,0 +1,180 @@
+// The end screen's controller: the result, the log verified in this browser against every receipt it kept, the
+// downloads for the offline verifier. Drawing a verification is report.js's.
+
+import { api } from "./api.js";
+import { store } from "./store.js";
+import { $, h, on } from "./dom.js";
+import { rulesName } from "./rules.js";
+import { outcomeOf, Screen } from "./state.js";
+import { botName, seatLabel, speaker } from "./board.js";
+import { renderReport } from "./report.js";
+import { checkSeats } from "./verification.js";
+import { problemText } from "./problems.js";
+
+/** The log's file: game-<game>.json. */
+export function fileName(log) {
+  const id = (log && log.header && log.header.game_id) || "game";
+  return `game-${id.replace(/[^A-Za-z0-9_-]/g, "_")}.json`;
+}
+
+/** The receipt's file: receipt-<game>.json, or with several seats on this device receipt-<game>-seat<n>.json. */
+export const receiptName = (log, seat = null) =>
+  fileName(log).replace(/^game-/, "receipt-").replace(/\.json$/, seat === null ? ".json" : `-seat${seat}.json`);
+export const movesName = (log) => fileName(log).replace(/^game-/, "moves-");
+
+export class EndScreen extends Screen {
+  async finishGame(view) {
+    this.app.game.stopWatch();
+    const seat = this.app.game.viewSeat();
+    const result = outcomeOf(view.final, seat, view.seats.length);
+    const humans = view.seats.filter((x) => x.type === "human").length;
+    let newBest = false;
+    // the records count a player's own games against bots (a game among friends is nobody's record here)
+    if (this.app.session.held().length && humans === 1 && view.final.status === "finished") {
+      newBest = store.record(view.game_id, view.rules, { solo: result.outcome === "solo", won: result.outcome === "won",
+        draw: result.outcome === "draw", score: result.score }).newBest;
+    }
+    // (a spectator, or friends passing one device: no "won" or "lost" of this browser's own to remember)
+    const own = this.app.session.held().length === 1 ? { outcome: result.outcome, score: result.score }
+      : { outcome: result.outcome === "abandoned" ? "abandoned" : "over" };
+    if (this.st.session) store.update(view.game_id, { result: own });
+    this.st.newBest = newBest && view.final.status === "finished";
+    this.renderResult(view);
+    $("#result").hidden = false;
+    $("#play").hidden = true;
+    $(".table-area").classList.add("over");
+    $("#fairness").hidden = false;
+    $("#server-seed").textContent = view.final.server_seed;
+    $("#fair-commitment").textContent = view.commitment;
+    this.app.game.render();
+    $("#result-title").focus({ preventScroll: true });
+    window.scrollTo(0, 0);
+    await this.runVerification(view.game_id);
+  }
+
+  renderResult(view) {
+    const t = this.t;
+    const ctx = this.app.game.ctx();
+    const seat = ctx.seat;
+    const fin = view.final;
+    const result = outcomeOf(fin, seat, view.seats.length);
+    // several players on this device, or none: the winner by name rather than "You win" or "You lose"
+    if (ctx.named && ["won", "lost"].includes(result.outcome)) result.outcome = "other";
+    const winner = result.winner !== undefined ? speaker(ctx, result.winner) : null;
+    const winnerName = !winner ? "" : winner.who === "bot" ? t.t("end.winnerBot", { name: winner.name }) : winner.name;
+    $("#result-title").textContent = t.t("end.title", { outcome: result.outcome, score: result.score, winner: winnerName });
+    $("#result").dataset.outcome = result.outcome;
+    const sub = [];
+    if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(fin.totals[i].total)}`).join(" · "));
+    if (this.st.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
+    const abandon = fin.status === "abandoned" && (view.events || []).find((e) => e.type === "abandon");
+    if (abandon) { // who ended it: the server's abandon is named as such (SPEC §4.3)
+      const server = abandon.reason === "timeout" ? "timeout" : "server";
+      const by = abandon.seat === null ? (view.seats.some((s) => s.type === "human") ? server : "operator")
+        : abandon.seat === seat && !ctx.named ? "me" : "other";
+      sub.push(t.t("end.abandonedBy", { by, name: abandon.seat === null ? "" : view.seats[abandon.seat].name }));
+    }
+    $("#result-sub").textContent = sub.join("\n");
+    const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]
+      .filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);
+    const names = { upper: "end.upper", upper_bonus: "end.upperBonus", lower: "end.lower", yahtzee_bonus: "end.yahtzeeBonus", total: "end.total" };
+    $("#result-table").replaceChildren(
+      h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", t.t("end.part"))), view.seats.map((s, i) => h("th", { scope: "col" }, seatLabel(ctx, i))))),
+      h("tbody", parts.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, t.t(names[p])),
+        fin.totals.map((x) => h("td", t.number(x[p])))))));
+  }
+
+  /** How to call seat `i` of a log: "You" for this browser's one seat of its own game, a bot by its name. */
+  namesFor(log) {
+    const seats = (log && log.header && log.header.seats) || [];
+    const mine = log && log.header && this.st.session && log.header.game_id === this.st.session.game_id ? this.app.session.held() : [];
+    return (i) => {
+      const s = seats[i];
+      if (mine.length === 1 && i === mine[0]) return this.t.t("seat.label", { who: "me" });
+      if (s && s.type === "bot" && s.bot) return this.t.t("seat.label", { who: "bot", name: botName(this.t, s.bot.id) });
+      return s ? s.name : `#${i}`;
+    };
+  }
+
+  /** The log held to every receipt this browser kept: once per seat it played (its seed receipt), with every
+   * move receipt; a spectator's against the server's keys and the move receipts of what it watched. */
+  async runVerification(gameId) {
+    const t = this.t;
+    $("#verify-report").replaceChildren(h("p.muted", t.t("verify.checking")));
+    $("#verify-summary").textContent = t.t("verify.pending");
+    $("#verify-seats").hidden = true;
+    $("#fairness").dataset.verdict = "pending";
+    this.sayPlainly("pending");
+    try {
+      const receipts = this.app.session.receiptsFor(gameId);
+      const moveReceipts = this.app.session.moveReceiptsFor(gameId);
+      const results = await checkSeats(await api.logText(gameId), { receipts, moveReceipts, trustedKeys: this.st.trustedKeys });
+      if (results.some((r) => r.notLog)) throw new Error(t.t("verify.serverLogBroken"));
+      const log = results[0].report.document;
+      this.st.log = log;
+      $("#download-btn").disabled = false;
+      $("#receipt-btn").hidden = !receipts.length;
+      $("#moves-btn").hidden = !moveReceipts.length;
+      $("#verify-cmd").textContent = ["fairdice-verify", ...receipts.map((r) => `--receipt ${receiptName(log, receipts.length > 1 ? r.seat : null)}`),
+        moveReceipts.length ? `--receipts ${movesName(log)}` : "", fileName(log)].filter(Boolean).join(" ");
+      this.st.verified = { report: (results.find((r) => r.report.ok === false) || results[0]).report, log, results };
+      this.showReport(this.st.verified);
+    } catch (err) {
+      $("#fairness").dataset.verdict = "fail";
+      $("#verify-summary").textContent = t.t("verify.couldNot");
+      $("#verify-report").replaceChildren(h("p.bad", problemText(t, err)));
+      this.sayPlainly("fail");
+    }
+  }
+
+  showReport({ report, log, results = [] }) {
+    const names = this.namesFor(log);
+    renderReport({ t: this.t, box: $("#verify-report"), summaryEl: $("#verify-summary"), host: $("#fairness"), report,
+      names, rules: this.st.rules[log.header.rules] });
+    // several seats of this device: each held the log to its own receipt
+    const verdict = (ok) => (ok === true ? "pass" : ok === false ? "fail" : "partial");
+    $("#verify-seats").replaceChildren(...results.filter((r) => r.seat !== null).map((r) => h("li", { class: verdict(r.report.ok) },
+      this.t.t("verify.seat", { verdict: verdict(r.report.ok), name: names(r.seat) }))));
+    $("#verify-seats").hidden = results.length < 2;
+    this.sayPlainly($("#fairness").dataset.verdict);
+  }
+
+  /** The verdict in one plain sentence, before the downloads and the folded details (which a failure unfolds:
+   * what failed is then the first thing to read). */
+  sayPlainly(verdict) {
+    $("#verify-plain").textContent = this.t.t("fair.plain", { verdict });
+    if (verdict === "fail") $("#fair-details").open = true;
+  }
+
+  download(doc, name) {
+    const blob = new Blob([JSON.stringify(doc, null, 1) + "\n"], { type: "application/json" });
+    const url = URL.createObjectURL(blob);
+    const a = h("a", { href: url, download: name });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 2000);
+  }
+
+  /** The end screen's controls: a new game, the downloads, the verifier's command copied. */
+  wire() {
+    on("#new-game-btn", "click", () => this.app.lobby.showLobby());
+    on("#download-btn", "click", () => this.st.log && this.download(this.st.log, fileName(this.st.log)));
+    on("#receipt-btn", "click", () => {
+      const receipts = this.st.log ? this.app.session.receiptsFor(this.st.log.header.game_id) : [];
+      for (const r of receipts) this.download(r, receiptName(this.st.log, receipts.length > 1 ? r.seat : null));
+    });
+    on("#moves-btn", "click", () => {
+      const receipts = this.st.log ? this.app.session.moveReceiptsFor(this.st.log.header.game_id) : [];
+      if (receipts.length) this.download(receipts, movesName(this.st.log));
+    });
+    on("#copy-cmd", "click", async () => {
+      try {
+        await navigator.clipboard.writeText($("#verify-cmd").textContent);
+        this.app.toast(this.t.t("toast.copied"), "info");
+      } catch {
+        this.app.toast(this.t.t("toast.copyFailed"), "info");
+      }
+    });
+  }
+}
