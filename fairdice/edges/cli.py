@@ -1,4 +1,4 @@
-"""The `fairdice` command: simulate, tables, and (with the server installed) serve and play.
+"""The `fairdice` command: simulate, tables, analyze, and (with the server installed) serve and play.
 
 This is an edge: it reads files, the clock and `secrets`, and hands plain
 values to the pure core.
@@ -145,6 +145,7 @@ EXTERNAL_COMMANDS = {
     "serve": ("api.serve", "run the HTTP API and the game page"),
     "play": ("fairdice.edges.play", "play a game against a bot in the terminal, through the API"),
     "tables": ("fairdice.edges.tables_cli", "build or check the optimal bot's tables"),
+    "analyze": ("fairdice.edges.analyze_cli", "value every decision of a finished game's log against optimal play"),
     "keys": ("api.keys_cli", "list the server's signing keys, or rotate to a new one"),
     "admin": ("api.admin", "report the size of the server's store, or prune what has expired"),
 }
