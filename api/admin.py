@@ -173,7 +173,8 @@ def describe_stats(report: dict) -> str:
 
 def describe_prune(report: dict) -> str:
     wal = "" if report.get("wal_bytes") is None else f"; write-ahead log now {size(report['wal_bytes'])}"
-    return (f"{report['database']}: deleted {report['idempotency_records']} idempotency answers from before "
+    return (f"{report['database']}: deleted {report['idempotency_records']} idempotency answers (and "
+            f"{report.get('session_idempotency_records', 0)} of dice sessions) from before "
             f"{report['idempotency_before']} (FAIRDICE_IDEMPOTENCY_TTL={report['idempotency_ttl']} s) and "
             f"{report['rate_limits']} spent rate-limit rows{wal}")
 

@@ -82,6 +82,14 @@ def test_a_keys_answer_is_kept_with_the_events_and_returned_to_its_twin(store):
     assert store.session_state("s-1").event_count == 1  # the twin added nothing
 
 
+def test_prune_deletes_the_answers_kept_before_its_bound_and_no_event(store):
+    created(store)
+    store.session_append("s-1", 0, [({"type": "roll"}, tail(1))], remember=Remember(None, "old", "fp", 200, "{}"))
+    assert store.prune("1970-01-01T00:00:00Z")["session_idempotency_records"] == 0  # kept after that bound
+    assert store.prune("9999-01-01T00:00:00Z")["session_idempotency_records"] == 1
+    assert store.session_recall("s-1", "old") is None and store.session_state("s-1").event_count == 1
+
+
 def test_the_database_refuses_to_change_or_delete_a_sessions_rows(backend, store):
     created(store)
     store.session_append("s-1", 0, [({"type": "roll"}, tail(1))])

@@ -218,10 +218,10 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def prune(self, idempotency_before: str, now: float | None = None) -> dict:
-        """Delete idempotency records created before the stamp and rate-limit rows that no longer limit
-        anything (at `now`, default the store's clock); keep the database's journal bounded.  Returns
-        {"idempotency_records": n, "rate_limits": n, "wal_bytes": n | None} (what was deleted, and the
-        size of the write-ahead log file afterwards)."""
+        """Delete idempotency records (of games and of dice sessions) created before the stamp and rate-limit
+        rows that no longer limit anything (at `now`, default the store's clock); keep the database's journal
+        bounded.  Returns {"idempotency_records": n, "session_idempotency_records": n, "rate_limits": n,
+        "wal_bytes": n | None} (what was deleted, and the size of the write-ahead log file afterwards)."""
 
     @abc.abstractmethod
     def stats(self) -> dict:

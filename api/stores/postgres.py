@@ -504,6 +504,9 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
             "idempotency_records": self._delete_in_batches(
                 "DELETE FROM idempotency WHERE ctid IN (SELECT ctid FROM idempotency WHERE created_at < %(bound)s "
                 "LIMIT %(n)s)", idempotency_before),
+            "session_idempotency_records": self._delete_in_batches(
+                "DELETE FROM session_idempotency WHERE ctid IN (SELECT ctid FROM session_idempotency "
+                "WHERE created_at < %(bound)s LIMIT %(n)s)", idempotency_before),
             "rate_limits": self._delete_in_batches(
                 f"DELETE FROM rate_limits WHERE ctid IN (SELECT ctid FROM rate_limits WHERE tat < {clock} "
                 "LIMIT %(n)s)", now),

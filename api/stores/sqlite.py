@@ -739,6 +739,9 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
             "idempotency_records": self._delete_in_batches(
                 "DELETE FROM idempotency WHERE (game_id, seat, key) IN (SELECT game_id, seat, key FROM idempotency "
                 "WHERE created_at < ? LIMIT ?)", idempotency_before),
+            "session_idempotency_records": self._delete_in_batches(
+                "DELETE FROM session_idempotency WHERE (session_id, key) IN (SELECT session_id, key FROM "
+                "session_idempotency WHERE created_at < ? LIMIT ?)", idempotency_before),
             "rate_limits": self._delete_in_batches(
                 "DELETE FROM rate_limits WHERE key IN (SELECT key FROM rate_limits WHERE tat < ? LIMIT ?)", now),
         }
