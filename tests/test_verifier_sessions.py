@@ -215,3 +215,13 @@ def test_in_a_batch_each_receipt_applies_to_its_own_session(tmp_path, capsys):
     games = json.loads(capsys.readouterr().out)["games"]
     assert [g["checks"]["session.receipt"] for g in games] == ["pass", "skip"]
     assert main([*args, str(tmp_path / "two.json")]) == 1  # one log: every receipt must be its session's
+
+
+def test_the_summary_counts_games_and_dice_sessions_apart(tmp_path, capsys):
+    (tmp_path / "session.json").write_text(json.dumps(VECTORS["session"]["log"]))
+    (tmp_path / "game.json").write_text((HERE / "vectors" / "log_short.json").read_text())
+    main(["--allow-unsigned", str(tmp_path / "session.json"), str(tmp_path / "game.json")])
+    assert "1 games, 1 dice sessions: " in capsys.readouterr().out.splitlines()[-1]
+    main(["--json", "--allow-unsigned", str(tmp_path / "session.json"), str(tmp_path / "game.json")])
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert (summary["games"], summary["sessions"]) == (1, 1)

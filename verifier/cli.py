@@ -185,7 +185,8 @@ def summary_line(counts: dict, trusted: bool, receipts: bool, bots_checked: bool
     """The closing line: the counts, and plainly what the verdicts do not cover."""
     clauses = [text for text, _ in summary_clauses(counts, trusted, receipts, bots_checked)]
     unsigned = clauses.pop(0) if counts["unsigned"] else None
-    return (f"{PROG}: {counts['games']} games: {counts['ok']} OK, {counts['failed']} FAIL"
+    logs = f"{counts['games']} games" + (f", {counts['sessions']} dice sessions" if counts.get("sessions") else "")
+    return (f"{PROG}: {logs}: {counts['ok']} OK, {counts['failed']} FAIL"
             + (f", {unsigned}" if unsigned else "") + "".join(f"; {c}" for c in clauses))
 
 
@@ -320,15 +321,15 @@ def run(argv=None) -> int:
                "check_bots": args.check_bots, "tables": args.tables, "verbose": args.verbose, "audit": do_audit,
                "receipts": receipts, "receipts_by_game": by_game, "move_receipts": move_receipts,
                "player_keys": inputs.of_kind("key"), "session_receipts": session_receipts, "app_key": args.app_key}
-    counts = {"games": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "unsigned_moves": 0, "not_logs": 0,
-              "orphans": 0}
+    counts = {"games": 0, "sessions": 0, "ok": 0, "failed": 0, "unsigned": 0, "public_seed": 0, "unsigned_moves": 0,
+              "not_logs": 0, "orphans": 0}
     games, agg, game_ids, problems = [], audit_mod.Audit() if do_audit else None, set(), []
     for r in [*unusable_results(inputs), *verify_all(inputs.logs, options, max(1, args.jobs))]:
         if r.error is not None:
             counts["not_logs"] += 1
         else:
             game_ids.add(r.game_id)
-            counts["games"] += 1
+            counts["sessions" if r.kind == "session" else "games"] += 1
             counts["ok" if r.ok else "failed"] += 1
             counts["unsigned"] += r.ok and not r.signed  # verified without its signatures: --allow-unsigned
             counts["public_seed"] += r.seed_secret is False
