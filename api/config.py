@@ -10,7 +10,7 @@ then explicit values (a `create_app(config)` dict or `fairdice serve` options).
 | listen address | `FAIRDICE_HOST` | `127.0.0.1` |
 | port | `FAIRDICE_PORT` | `8000` (0: any free port) |
 | worker processes | `FAIRDICE_WORKERS` | `2` |
-| threads per worker | `FAIRDICE_THREADS` | `4` |
+| threads per worker | `FAIRDICE_THREADS` | `8` |
 | seed encryption key file (may live outside the data directory) | `FAIRDICE_SEED_KEY_FILE` | `<key dir>/seed-encryption.key` |
 | game creations per client | `FAIRDICE_RATE_CREATE` | `30/min` |
 | moves per client (all its games) | `FAIRDICE_RATE_MOVES_CLIENT` | `1200/min` |
@@ -63,7 +63,7 @@ DEFAULTS = {
     "host": "127.0.0.1",
     "port": 8000,
     "workers": 2,
-    "threads": 4,
+    "threads": 8,  # (4 served 0.90 of the turns a second, bench/bench_api.py, issue 21)
     "seed_key_file": None,
     "rate_create": "30/min",
     "rate_moves_client": "1200/min",

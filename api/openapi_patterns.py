@@ -6,6 +6,9 @@ tests/vectors/client_seed_rule.json).
 `python -m api.openapi_patterns` writes them into api/openapi.json (loaded and dumped again as it is kept:
 indent 1, UTF-8, nothing else changed).
 
+Every other `pattern` of the document that ends in `$` is written to end in END too, and the If-None-Match
+header's is the watch route's own expression (api/routes/watch.py).
+
 The expressions mean the same in Python's `re`, in ECMA-262 with the `u` flag (JSON Schema's dialect) and in
 Rust's fancy-regex (jsonschema-rs, which schemathesis compiles patterns with).  So a code point of the Basic
 Multilingual Plane is written `\\uXXXX` and one above it as the character itself; the end of the text is
@@ -80,8 +83,43 @@ def schemas_with_patterns(doc: dict) -> dict[tuple[str, ...], dict]:
             ("ClientSeed", "client seed, or reveal", "client_seed"): seed[1]["properties"]["client_seed"]}
 
 
+def if_none_match_pattern() -> str:
+    """An ETag of GET /v1/games/{id}/events, as the route takes it (api/routes/watch.py's COUNT_TAG)."""
+    from .routes.watch import COUNT_TAG
+
+    return f"^{COUNT_TAG}{END}"
+
+
+def patterned(node):
+    """Every schema in `node` (a document or a part of it) that has a `pattern`, depth first."""
+    if isinstance(node, dict):
+        if isinstance(node.get("pattern"), str):
+            yield node
+        for value in node.values():
+            yield from patterned(value)
+    elif isinstance(node, list):
+        for value in node:
+            yield from patterned(value)
+
+
+def end_anchored(pattern: str) -> str:
+    """`pattern` with a final `$` written as END: in Python's `re` (and Hypothesis) `$` also matches before a
+    final line feed, so "ab\\n" would pass `^[a-z]+$`; END means the end in every dialect."""
+    if pattern.endswith("$") and not pattern.endswith("\\$"):
+        return pattern[:-1] + END
+    return pattern
+
+
+def if_none_match_schema(doc: dict) -> dict:
+    parameters = doc["paths"]["/v1/games/{game_id}/events"]["get"]["parameters"]
+    return next(p for p in parameters if p["name"] == "If-None-Match")["schema"]
+
+
 def apply(doc: dict) -> None:
     """Write the patterns (and the words that go with them) into the document, in place."""
+    for schema in patterned(doc):
+        schema["pattern"] = end_anchored(schema["pattern"])
+    if_none_match_schema(doc)["pattern"] = if_none_match_pattern()
     for where, schema in schemas_with_patterns(doc).items():
         if where[-1] == "client_seed":
             schema["pattern"] = client_seed_pattern()

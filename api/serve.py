@@ -13,6 +13,13 @@ worker, except that the event loop reads each request whole (headers and
 body, within `read_timeout` seconds) before a thread serves it, so a slow or
 silent client holds a socket and a buffer, never a thread.  Every worker also runs the data
 upkeep of api.lifecycle (timed-out games, expired records, the WAL).
+
+Why gunicorn (issue 21, measured by bench/bench_api_granian.py on the same app): granian 2.8 spends less CPU
+per request (0.4x gunicorn's on `/livez`, 0.7x on a game request), but it cannot keep what the operations tests
+hold the server to: its own refusals are empty bodies, not problem documents; it refuses 100 header fields (the
+README promises 1000) and takes a 70 KB head (the README's limit is 64 KiB); a dozen clients sending a body
+slowly stop it (its threads wait for the bodies); a head that never ends is dropped silently after 30 s, not
+answered 408.  `--refusals` there shows each case.
 """
 
 from __future__ import annotations
@@ -60,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_store_options(parser)
     parser.add_argument("--key-dir", help="signing and encryption keys (FAIRDICE_KEY_DIR; default <data dir>/keys)")
     parser.add_argument("--workers", type=positive_int, help="worker processes (FAIRDICE_WORKERS; default 2)")
-    parser.add_argument("--threads", type=positive_int, help="threads per worker (FAIRDICE_THREADS; default 4)")
+    parser.add_argument("--threads", type=positive_int, help="threads per worker (FAIRDICE_THREADS; default 8)")
     parser.add_argument("--access-log", action="store_true",
                         help="log every request to standard error (no token, Idempotency-Key, URL fragment or query "
                              "value other than a number; lines are dropped, not waited for, while nobody reads)")

@@ -35,6 +35,7 @@ LINGER_SECONDS = 2.0  # a closed connection's unread input is drained this long 
 STOP_GRACE = 2.0  # seconds a stopping worker still waits for requests that are arriving
 WORKER_CONNECTIONS = 1000  # open connections per worker, waiting or served; then the worker stops accepting
 HEADER_FIELDS_LIMIT = 1000  # header fields in one request (more: 431); HEAD_LIMIT bounds their bytes
+HOUSEKEEPING_EVERY = 0.5  # seconds between heartbeats (the arbiter waits 60 s) and checks that the arbiter runs
 
 # gunicorn's parser settings, so that HEAD_LIMIT (checked by the event loop) is the limit of the request line
 # and of every header field: gunicorn's default 4094-byte line, 8190-byte field and 100 fields would refuse
@@ -218,6 +219,20 @@ def parse_refusal(exc: BaseException) -> tuple[int, str, str]:
     return 500, "internal_error", "the server failed to handle this request"
 
 
+class SettledConfig:
+    """gunicorn's settings as a running worker reads them: each looked up once, then a plain attribute.  (gunicorn's
+    Config resolves a setting through `__getattr__` on every read: about twenty times a request.)  A worker's
+    settings do not change while it runs: a reload starts new workers."""
+
+    def __init__(self, cfg):
+        self._cfg = cfg
+
+    def __getattr__(self, name):
+        value = getattr(self._cfg, name)
+        self.__dict__[name] = value  # (found in the instance from now on: __getattr__ is not called again)
+        return value
+
+
 class BufferedConn(TConn):
     """A connection whose requests the event loop reads into `source` before a thread parses them."""
 
@@ -250,6 +265,9 @@ class BufferedThreadWorker(ThreadWorker):
     connection is closed without the event loop waiting for the client to close its end (gunicorn's
     graceful close lingers up to 2 s in the event loop)."""
 
+    _next_beat = 0.0  # (monotonic clock) when the heartbeat is next due
+    _next_parent_check = 0.0
+
     @classmethod
     def check_config(cls, cfg, log):
         super().check_config(cfg, log)
@@ -265,7 +283,25 @@ class BufferedThreadWorker(ThreadWorker):
         self.reading: dict[BufferedConn, None] = {}  # requests arriving, oldest (first deadline) first
         self.lingering: dict[socket.socket, float] = {}  # closed sockets still draining -> when to give up
         self.stop_reading_at: float | None = None  # once stopping: when arriving requests are given up
+        self.cfg = SettledConfig(self.cfg)
         super().init_process()  # (runs the worker to its end)
+
+    def notify(self):
+        """The heartbeat the arbiter watches (a file's time stamp), at most every HOUSEKEEPING_EVERY seconds:
+        gthread beats on every turn of its event loop, two turns and two file writes a request when busy."""
+        now = time.monotonic()
+        if now >= self._next_beat:
+            self._next_beat = now + HOUSEKEEPING_EVERY
+            super().notify()
+
+    def is_parent_alive(self):
+        """Whether the arbiter still runs, asked of the kernel at most every HOUSEKEEPING_EVERY seconds (gthread
+        asks on every turn of its event loop)."""
+        now = time.monotonic()
+        if now < self._next_parent_check:
+            return True
+        self._next_parent_check = now + HOUSEKEEPING_EVERY
+        return super().is_parent_alive()
 
     def handle_exit(self, sig, frame):
         super().handle_exit(sig, frame)

@@ -147,6 +147,6 @@ def int_arg(name: str, default: int, low: int, high: int) -> int:
     text = request.args.get(name)
     if text is None:
         return default
-    if not re.fullmatch(r"\d{1,9}", text) or not low <= int(text) <= high:
+    if not re.fullmatch(r"[0-9]{1,9}", text) or not low <= int(text) <= high:  # (\d would take other scripts' digits)
         raise ApiError(400, "invalid_query", f"{name} must be a whole number {low}..{high}")
     return int(text)

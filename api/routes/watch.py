@@ -20,7 +20,10 @@ bp = Blueprint("watch", __name__)
 AFTER_MAX = 1_000_000  # (as GET /v1/games/{id}'s `since`)
 WAIT_DEFAULT = 20  # seconds: under the idle timeouts of common proxies and load balancers (60 s)
 WAIT_MAX = 25
-_COUNT_TAG = re.compile(r'(?:W/)?"(\d{1,9})"')
+# An ETag this route gives: "N", N an event count 0..AFTER_MAX written as the route writes it (no leading zero),
+# weak or not; api/openapi.json's If-None-Match pattern is this expression (api/openapi_patterns.py writes it).
+COUNT_TAG = r'(?:W/)?"(0|[1-9][0-9]{0,5}|1000000)"'
+_COUNT_TAG = re.compile(COUNT_TAG)
 
 
 @bp.get("/v1/games/<game_id>/events")
@@ -43,6 +46,7 @@ def _seen_by_tag() -> int:
     if header is None:
         return 0
     match = _COUNT_TAG.fullmatch(header)
-    if match is None or int(match[1]) > AFTER_MAX:
-        raise ApiError(400, "invalid_if_none_match", 'If-None-Match must be one ETag of this route: "<event count>"')
+    if match is None:
+        raise ApiError(400, "invalid_if_none_match", f'If-None-Match must be one ETag of this route: "<event count>", '
+                                                     f'a count 0..{AFTER_MAX} without leading zeros')
     return int(match[1])
