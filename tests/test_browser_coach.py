@@ -87,6 +87,13 @@ def test_the_coach_shows_the_points_left_and_the_costliest_decisions_in_both_lan
         page.context.close()
 
 
+def altered_table(route):
+    """The server's table with its last bit flipped on the way (a route handler): another table, another digest."""
+    body = bytearray(route.fetch().body())
+    body[-1] ^= 1
+    route.fulfill(status=200, body=bytes(body), headers={"Content-Type": "application/octet-stream"})
+
+
 VERDICT_SCRIPT = """async ([gid]) => {
   const { tablesFor } = await import("/ui/tables.js");
   const { checkSeats } = await import("/ui/verification.js");
@@ -123,13 +130,7 @@ def test_a_game_against_the_optimal_bot_ends_verified_in_the_page(browser, watch
           f" again {again['fetchMs']:.0f} + {again['verifyMs']:.0f} ms")
 
     tampered = new_page(browser, watch, PHONE)  # a fresh browser profile: nothing kept
-
-    def altered(route):
-        body = bytearray(route.fetch().body())
-        body[-1] ^= 1
-        route.fulfill(status=200, body=bytes(body), headers={"Content-Type": "application/octet-stream"})
-
-    tampered.route("**/v1/tables/yacht", altered)
+    tampered.route("**/v1/tables/yacht", altered_table)
     tampered.goto(app_url + "/")
     out = tampered.evaluate(VERDICT_SCRIPT, [gid])
     assert out["problem"] == "bad_table" and out["ok"] is None and out["decision"] == "unchecked", out

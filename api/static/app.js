@@ -15,6 +15,9 @@
 //   player.js    this browser's seats: keys, seeds, signed commands   history.js the history shown, hashed here
 //   signing.js   Ed25519 keys and what a player signs (SPEC §5.7)     watch.js   hearing of other players' moves
 //   friends.js   seats of friends, invite and spectator links
+// What the first screen (the lobby) does not need is loaded when it is first needed, by dynamic import(): the end
+// screen with the whole verification (when a game is over), the guide (its button), a log's verification (the
+// "Verify a log" dialog). A slow module delays only what needs it; a failed load is tried again next time.
 // Importing this module does nothing; `new App().boot()` starts the page.
 
 import { api } from "./api.js";
@@ -28,7 +31,6 @@ import { renderHow, renderRules } from "./dialogs.js";
 import { parseLink } from "./friends.js";
 import { LobbyScreen } from "./lobby-screen.js";
 import { GameScreen } from "./game-screen.js";
-import { EndScreen } from "./end-screen.js";
 import { DialogsScreen } from "./dialogs-screen.js";
 import { Session } from "./session.js";
 
@@ -37,7 +39,6 @@ const SPEEDS = { normal: { step: 650, tumble: 420 }, quick: { step: 140, tumble:
 export { problemText };
 export { randomSeed } from "./lobby-screen.js";
 export { describeHint } from "./game-screen.js";
-export { fileName, movesName, receiptName } from "./end-screen.js";
 
 export class App {
   constructor() {
@@ -45,7 +46,7 @@ export class App {
     this.session = new Session(this);
     this.lobby = new LobbyScreen(this);
     this.game = new GameScreen(this);
-    this.end = new EndScreen(this);
+    this.end = null; // (end-screen.js, loaded when a game is first over: endScreen())
     this.dialogs = new DialogsScreen(this);
   }
 
@@ -78,6 +79,21 @@ export class App {
     this.lobby.showLobby();
   }
 
+  /** The end screen's controller (end-screen.js and the verification it runs), loaded and wired on first need. */
+  endScreen() {
+    if (!this.endLoading) {
+      this.endLoading = import("./end-screen.js").then(({ EndScreen }) => {
+        this.end = new EndScreen(this);
+        this.end.wire();
+        return this.end;
+      }, (err) => {
+        this.endLoading = null;
+        throw err;
+      });
+    }
+    return this.endLoading;
+  }
+
   /** Speak `lang` from now on: the static texts, the screen shown, open dialogs; `save`: remember it. */
   setLanguage(lang, save = true) {
     const t = (this.st.t = translator(lang));
@@ -95,8 +111,8 @@ export class App {
     if (this.st.ui.hint && this.st.ui.hint.preparing) this.st.ui.hint = { preparing: true, text: t.t("hint.preparing") };
     if (this.st.view && document.body.dataset.screen === "game") this.game.render();
     if (this.st.halted) this.game.showHalt();
-    if (this.st.view && this.st.view.final) this.end.renderResult(this.st.view);
-    if (this.st.verified) this.end.showReport(this.st.verified);
+    if (this.end && this.st.view && this.st.view.final) this.end.renderResult(this.st.view);
+    if (this.end && this.st.verified) this.end.showReport(this.st.verified);
     if (this.st.waiting) this.lobby.showPreparing();
     if ($("#rules-dialog").open) renderRules(t, this.st.rules, $("#rules-body").dataset.rules);
     renderHow(t);
@@ -140,7 +156,7 @@ export class App {
   /** What belongs to no one screen: the language switch, the logo, the browser's own events (other tabs, the tab
    * shown again, an invite link opened here, a dialog's backdrop); each screen wires its own controls. */
   wire() {
-    for (const screen of [this.lobby, this.game, this.end, this.dialogs]) screen.wire();
+    for (const screen of [this.lobby, this.game, this.dialogs]) screen.wire();
     on("#nav-lang", "click", () => this.setLanguage(this.st.t.lang === "zh" ? "en" : "zh"));
     on("#nav-home", "click", (e) => { // the lobby, mid-game too: the game stays kept, to resume from the lobby's list
       e.preventDefault();

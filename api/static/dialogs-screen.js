@@ -1,9 +1,9 @@
 // The dialogs' controller: the rules, how provably fair dice work, and "Verify a log" (a pasted or chosen file,
-// held to the receipts this browser kept for its game). Drawing them is dialogs.js's and report.js's.
+// held to the receipts this browser kept for its game). Drawing them is dialogs.js's and report.js's; report.js
+// and the verification come with the end screen's module (app.endScreen), loaded when a log is first checked.
 
 import { $, h, on } from "./dom.js";
 import { Screen } from "./state.js";
-import { renderNotLog, renderReport } from "./report.js";
 import { checkSeats, fileBytes, gameIdOf } from "./verification.js";
 import { problemText } from "./problems.js";
 import { renderRules } from "./dialogs.js";
@@ -44,11 +44,12 @@ export class DialogsScreen extends Screen {
       // held to every receipt this browser kept for the game: its seats' seed receipts and the move receipts
       const text = typeof input === "string" ? input : decodeText(input);
       const gameId = text === null ? null : gameIdOf(text);
+      const [{ renderNotLog, renderReport }, end] = await Promise.all([import("./report.js"), this.app.endScreen()]);
       const results = await checkSeats(input, { receipts: gameId === null ? [] : this.app.session.receiptsFor(gameId),
         moveReceipts: gameId === null ? [] : this.app.session.moveReceiptsFor(gameId), trustedKeys: this.st.trustedKeys });
       const { report, notLog } = results.find((r) => r.notLog || r.report.ok === false) || results[0];
       if (notLog) return renderNotLog({ t, box: out, summaryEl, host, notLog });
-      renderReport({ t, box: out, summaryEl, host, report, names: this.app.end.namesFor(report.document),
+      renderReport({ t, box: out, summaryEl, host, report, names: end.namesFor(report.document),
         rules: this.st.rules[report.document.header.rules] });
     } catch (err) {
       host.dataset.verdict = "fail";
@@ -71,8 +72,18 @@ export class DialogsScreen extends Screen {
     $("#commit-dialog").showModal();
   }
 
+  /** The guide (guide.js, loaded on first use) at `section`. */
+  async openGuide(section) {
+    try {
+      (await import("./guide.js")).openGuide(section);
+    } catch (err) {
+      this.app.toastProblem(err);
+    }
+  }
+
   /** What opens a dialog, and "Verify a log"'s own controls. */
   wire() {
+    on("#open-guide", "click", () => this.openGuide());
     on("#nav-rules", "click", () => this.openRules($("input[name=rules]:checked")?.value));
     on("#nav-verify", "click", () => this.openVerifyDialog());
     for (const id of ["#how-link", "#how-link-end"]) on(id, "click", () => $("#how-dialog").showModal());

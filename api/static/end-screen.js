@@ -1,5 +1,7 @@
-// The end screen's controller: the result, the log verified in this browser against every receipt it kept, the
-// downloads for the offline verifier. Drawing a verification is report.js's.
+// The end screen's controller: the result, the log verified in this browser against every receipt it kept (the
+// optimal bot replayed from its table, fetched and held to its published digest: tables.js), the coach (coach.js:
+// the points the player left on the table), the downloads for the offline verifier. Drawing a verification is
+// report.js's. The page loads this module when a game is first over (app.endScreen), not with the lobby.
 
 import { api } from "./api.js";
 import { store } from "./store.js";
@@ -10,6 +12,10 @@ import { botName, seatLabel, speaker } from "./board.js";
 import { renderReport } from "./report.js";
 import { checkSeats } from "./verification.js";
 import { problemText } from "./problems.js";
+import { optimalRulesOf, tableSize, tablesFor } from "./tables.js";
+import { coachView, fetchAnalysis } from "./coach.js";
+
+const MIB = 2 ** 20;
 
 /** The log's file: game-<game>.json. */
 export function fileName(log) {
@@ -49,7 +55,67 @@ export class EndScreen extends Screen {
     this.app.game.render();
     $("#result-title").focus({ preventScroll: true });
     window.scrollTo(0, 0);
+    $("#coach").replaceChildren();
+    const analysis = this.analysisOf(view); // (asked for now, shown once the verdict is)
     await this.runVerification(view.game_id);
+    const got = await analysis;
+    if (got) await this.showCoach(view, got);
+  }
+
+  /** The coach's analysis of a game this browser played (fetchAnalysis); none for a spectator. Under the
+   * upper-first house rule there is no optimal play to judge by (SPEC §4.7): not asked, the coach says why. */
+  async analysisOf(view) {
+    if (!this.app.session.held().length) return null;
+    if (view.upper_first) return { doc: { available: false, reason: "upper_first", seats: [] } };
+    return fetchAnalysis(view.game_id);
+  }
+
+  /** The coach for the seat shown: the points left on the table and the costliest decisions (coach.js), or why it
+   * cannot judge; each game's loss kept with the game in this browser's history, for the lobby's list. */
+  async showCoach(view, got) {
+    if (!this.st.view || this.st.view.game_id !== view.game_id) return; // (another game is shown by now)
+    const ctx = this.app.game.ctx();
+    const seat = ctx.seat ?? 0;
+    this.st.coach = { game_id: view.game_id, got, seat };
+    this.drawCoach(view);
+    const mine = got.doc && got.doc.available !== false && got.doc.seats.find((s) => s.seat === seat);
+    if (mine && this.st.session && this.app.session.held().includes(seat)) {
+      store.update(view.game_id, { coach_loss: mine.total_expected_loss });
+    }
+  }
+
+  /** The coach of the game shown, in the language spoken now (again on a change of language). */
+  drawCoach(view) {
+    const c = this.st.coach;
+    if (!c || c.game_id !== view.game_id) return;
+    $("#coach").replaceChildren(coachView({ t: this.t, ...c.got, seat: c.seat, rules: this.app.game.ctx().rules }));
+  }
+
+  /** The optimal bot's table for this log, when one of its seats is that bot (tables.js), saying what is being
+   * downloaded and how big it is while it comes. {tables, problem}, as tablesFor answers. */
+  async tablesOf(text) {
+    let doc = null;
+    try {
+      doc = JSON.parse(text);
+    } catch {
+      return { tables: {}, problem: null }; // (not JSON: the verification says so)
+    }
+    const rules = optimalRulesOf(doc);
+    if (!rules) return { tables: {}, problem: null };
+    const t = this.t;
+    const size = t.number(Math.round((tableSize(rules) / MIB) * 10) / 10);
+    const say = (done) => t.t("verify.table", { rules: rulesName(t, this.st.rules[rules], rules), size,
+      done: t.number(Math.round((done / MIB) * 10) / 10) });
+    const plain = $("#verify-plain"); // (the plain sentence, on screen: the details are folded)
+    const onProgress = (received) => { // (called only as bytes arrive: a table kept in this browser is not downloaded)
+      plain.dataset.table = "downloading";
+      plain.textContent = say(received);
+    };
+    try {
+      return await tablesFor(doc, { onProgress });
+    } finally {
+      delete plain.dataset.table;
+    }
   }
 
   renderResult(view) {
@@ -82,6 +148,7 @@ export class EndScreen extends Screen {
       h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", t.t("end.part"))), view.seats.map((s, i) => h("th", { scope: "col" }, seatLabel(ctx, i))))),
       h("tbody", parts.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, t.t(names[p])),
         fin.totals.map((x) => h("td", t.number(x[p])))))));
+    this.drawCoach(view);
   }
 
   /** How to call seat `i` of a log: "You" for this browser's one seat of its own game, a bot by its name. */
@@ -103,12 +170,15 @@ export class EndScreen extends Screen {
     $("#verify-report").replaceChildren(h("p.muted", t.t("verify.checking")));
     $("#verify-summary").textContent = t.t("verify.pending");
     $("#verify-seats").hidden = true;
+    document.getElementById("bad-table")?.remove();
     $("#fairness").dataset.verdict = "pending";
     this.sayPlainly("pending");
     try {
       const receipts = this.app.session.receiptsFor(gameId);
       const moveReceipts = this.app.session.moveReceiptsFor(gameId);
-      const results = await checkSeats(await api.logText(gameId), { receipts, moveReceipts, trustedKeys: this.st.trustedKeys });
+      const text = await api.logText(gameId);
+      const { tables, problem } = await this.tablesOf(text);
+      const results = await checkSeats(text, { receipts, moveReceipts, trustedKeys: this.st.trustedKeys, tables });
       if (results.some((r) => r.notLog)) throw new Error(t.t("verify.serverLogBroken"));
       const log = results[0].report.document;
       this.st.log = log;
@@ -117,7 +187,8 @@ export class EndScreen extends Screen {
       $("#moves-btn").hidden = !moveReceipts.length;
       $("#verify-cmd").textContent = ["fairdice-verify", ...receipts.map((r) => `--receipt ${receiptName(log, receipts.length > 1 ? r.seat : null)}`),
         moveReceipts.length ? `--receipts ${movesName(log)}` : "", fileName(log)].filter(Boolean).join(" ");
-      this.st.verified = { report: (results.find((r) => r.report.ok === false) || results[0]).report, log, results };
+      this.st.verified = { report: (results.find((r) => r.report.ok === false) || results[0]).report, log, results,
+        tableProblem: problem && problem.reason };
       this.showReport(this.st.verified);
     } catch (err) {
       $("#fairness").dataset.verdict = "fail";
@@ -127,10 +198,16 @@ export class EndScreen extends Screen {
     }
   }
 
-  showReport({ report, log, results = [] }) {
+  showReport({ report, log, results = [], tableProblem = null }) {
     const names = this.namesFor(log);
     renderReport({ t: this.t, box: $("#verify-report"), summaryEl: $("#verify-summary"), host: $("#fairness"), report,
       names, rules: this.st.rules[log.header.rules] });
+    // a table the server altered: refused (the optimal bot then stays unchecked), and said under the plain verdict,
+    // for it is the server's doing
+    document.getElementById("bad-table")?.remove();
+    if (tableProblem === "bad_table") {
+      $("#verify-plain").after(h("p.bad#bad-table", { "data-testid": "bad-table" }, this.t.t("notLog.bad_table")));
+    }
     // several seats of this device: each held the log to its own receipt
     const verdict = (ok) => (ok === true ? "pass" : ok === false ? "fail" : "partial");
     $("#verify-seats").replaceChildren(...results.filter((r) => r.seat !== null).map((r) => h("li", { class: verdict(r.report.ok) },

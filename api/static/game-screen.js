@@ -46,6 +46,7 @@ export class GameScreen extends Screen {
     this.render();
     $("#game-title").focus({ preventScroll: true }); // focus stays in the page, at the top of the new screen
     this.probeHint();
+    this.app.endScreen().catch(() => {}); // loaded while the game is played, to be at hand when it ends (tried again then)
   }
 
   ctx() {
@@ -218,7 +219,7 @@ export class GameScreen extends Screen {
       this.st.view = { ...viewOf(st), events: [...this.st.shown.events] };
       this.st.ui.held.clear();
       this.render();
-      if (this.st.view.final) await this.app.end.finishGame(this.st.view);
+      if (this.st.view.final) await (await this.app.endScreen()).finishGame(this.st.view);
       else this.syncWatch();
     } catch (err) {
       if (err instanceof AnswerRefused) this.halt(err);
@@ -269,7 +270,7 @@ export class GameScreen extends Screen {
     this.render();
     this.settleFocus();
     if (events.length) store.moved(this.st.session.game_id, this.st.view.event_count);
-    if (this.st.view.final) await this.app.end.finishGame(this.st.view);
+    if (this.st.view.final) await (await this.app.endScreen()).finishGame(this.st.view);
   }
 
   /** Watch for other players' moves while the game waits for one of them (or for a spectator, all along). */

@@ -1,11 +1,12 @@
 // The guide, "How to play & tips" (issue 22): the rules of each rule set with an example hand per box, drawn as the
 // board draws its dice; the tips; the questions (those a provably fair site owes its players too); the glossary.
-// A dialog of its own, opened by the header's button (test id `open-guide`) or by `openGuide(section)`.
+// A dialog of its own, opened by `openGuide(section)`: the page loads this module when the header's button (test id
+// `open-guide`, named by the page's own catalogues) is first pressed, so that the first load does without it.
 //
 // It knows the rest of the page only through the DOM, so that the screens can change without it: the language is
 // <html lang> (set by the app), a game is on when the game screen shows its hint button, and asking the hint is
 // pressing that button. Words: i18n/guide.en.js and i18n/guide.zh.js; facts: guide_data.js; box and rule set names:
-// the page's catalogues (rules.js). Imported where there is no such button (a test), it does nothing.
+// the page's catalogues (rules.js). Importing it does nothing.
 
 import { $, h } from "./dom.js";
 import { translator } from "./i18n.js";
@@ -19,6 +20,8 @@ const CATALOGUES = { en, zh };
 const own = (obj, key) => Object.prototype.hasOwnProperty.call(obj, key);
 /** An answer's line that is only this placeholder is shown as a command, not a paragraph. */
 const COMMAND_LINE = "{cmd}";
+/** ... and this one as the link to the fair-dice page (ui/dice.html), worded by the question's own "link". */
+const DICE_LINE = "{dice}";
 
 /** The page's language as the app declared it on <html lang> ("zh-CN" is "zh"). */
 export function pageLanguage() {
@@ -171,7 +174,8 @@ function faqPart(w) {
     h("summary", w.say(`faq.${id}.q`)),
     w.lines(`faq.${id}.a`, names).map((line) => (line === COMMAND_LINE
       ? h("pre.guide-cmd", h("code", w.say(`faq.${id}.cmd`)))
-      : h("p", line))))));
+      : line === DICE_LINE ? h("p", h("a", { href: "ui/dice.html", "data-testid": "guide-dice-page" }, w.say(`faq.${id}.link`)))
+        : h("p", line))))));
 }
 
 function glossaryPart(w) {
@@ -211,6 +215,7 @@ function makeDialog() {
   dialog = h("dialog.guide#guide-dialog", { "data-testid": "guide", "aria-labelledby": "guide-title" });
   dialog.addEventListener("click", (e) => { if (e.target === dialog) dialog.close(); }); // the backdrop
   document.body.append(dialog);
+  followLanguage();
 }
 
 /** Open the guide at `section` ("rules", "tips", "faq" or "glossary"), drawn for the page as it is now. */
@@ -223,17 +228,9 @@ export function openGuide(section = "rules") {
   else dialog.scrollTop = 0;
 }
 
-/** The header's button: named in the page's language, opening the guide. */
-function install(button) {
-  const name = () => {
-    const w = guideWords(pageLanguage());
-    button.replaceChildren(h("span.mark", { "aria-hidden": "true" }, "?"), h("span.long", w.say("open")),
-      h("span.short", w.say("openShort")));
-  };
-  name();
-  button.addEventListener("click", () => openGuide());
+/** A guide that is open follows the page's language (the app sets <html lang>). */
+function followLanguage() {
   new MutationObserver(() => {
-    name();
     if (dialog && dialog.open) {
       const at = dialog.scrollTop;
       render();
@@ -241,5 +238,3 @@ function install(button) {
     }
   }).observe(document.documentElement, { attributes: true, attributeFilter: ["lang"] });
 }
-
-if (typeof document !== "undefined" && document.getElementById("open-guide")) install(document.getElementById("open-guide"));

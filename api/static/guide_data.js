@@ -72,7 +72,8 @@ export const TIPS = [
 ];
 
 /** The questions, in order: the seeds' own, then those a provably fair site owes its players. */
-export const QUESTIONS = ["same", "rolls", "bonus", "nothing", "luck", "advance", "verified", "failed", "seed", "botThinks"];
+export const QUESTIONS = ["same", "rolls", "bonus", "nothing", "luck", "advance", "verified", "failed", "seed", "botThinks",
+  "otherGames"];
 
 /** The glossary: the seeds' twelve terms, then the fairness words the page uses. */
 export const TERMS = ["upper", "lower", "hold", "kinds", "fullHouse", "straights", "five", "chance", "bonus", "joker",

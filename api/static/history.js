@@ -9,8 +9,10 @@
 // the same. Before a seat signs over this history, every event of it in the history must carry a valid
 // signature by its own key (it made them). No DOM and no fetch here.
 
-import { bytesToHex, canonicalJSON, chainDigests, ed25519Verify, moveReceiptBytes } from "./verify.js";
-import { concat, sha256 } from "./verify/bytes.js";
+import { bytesToHex, concat, sha256 } from "./verify/bytes.js";
+import { canonicalJSON } from "./verify/canonical.js";
+import { chainDigests, moveReceiptBytes } from "./verify/chain.js";
+import { ed25519Verify } from "./verify/keys.js";
 import { signedBy } from "./signing.js";
 
 /**

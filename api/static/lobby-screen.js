@@ -8,7 +8,7 @@ import { $, $$, on } from "./dom.js";
 import { DEFAULT_ENGINE_WAIT, Screen } from "./state.js";
 import { lobbyChoices, renderChoices, renderRecords, renderUnfinished, unfinishedGames } from "./lobby.js";
 import { askConfirm } from "./dialogs.js";
-import { clientSeedValid, seatNameValid } from "./verify.js";
+import { clientSeedValid, seatNameValid } from "./verify/seedrule.js";
 import { AnswerRefused } from "./history.js";
 import { abandonCommand, prepareSeat } from "./player.js";
 import { defaultRows, renderInvitation, renderSeatEditor, seatsToCreate } from "./friends.js";

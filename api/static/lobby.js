@@ -109,7 +109,11 @@ export function renderRecords({ t, rules, records, recent, onOpen }) {
   $("#recent-list").replaceChildren(...shown.map((g) => {
     const result = resultOf(g);
     const entry = recentEntry(t, rules, g);
+    // the coach's figure of each game (end-screen.js keeps it): the player sees it fall, game after game
+    const coach = typeof g.coach_loss === "number"
+      ? h("span.muted", { "data-testid": "recent-coach" }, ` · ${t.t("recent.coach", { loss: t.number(Math.round(g.coach_loss * 10) / 10) })}`) : null;
     return h("li", h("button.link", { type: "button", onclick: () => onOpen(g) }, entry),
-      h("span.muted", ` ${t.t("recent.result", { outcome: result.outcome, score: result.score ?? "" })} · ${new Date(g.created).toLocaleDateString(t.tag)}`));
+      h("span.muted", ` ${t.t("recent.result", { outcome: result.outcome, score: result.score ?? "" })} · ${new Date(g.created).toLocaleDateString(t.tag)}`),
+      coach);
   }));
 }

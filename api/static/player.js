@@ -10,7 +10,7 @@
 // (409 stale_history) is met by showing the new events and signing the same command again.
 
 import { api, ApiProblem } from "./api.js";
-import { seedCommitment } from "./verify.js";
+import { seedCommitment } from "./verify/scheme.js";
 import { makePlayerKey, randomHex, signCommand, SIGNED_VERSION } from "./signing.js";
 import { makeReceipt } from "./verification.js";
 

@@ -72,6 +72,9 @@ function failuresOf(t, report, id) {
     + (more > 0 ? t.t("verify.more", { count: more }) : "");
 }
 
+/** How many bot decisions the verification replayed, every policy's together. */
+const botMoves = (report) => Object.values(report.botsReplayed || {}).reduce((a, b) => a + b, 0);
+
 function passText(t, c, report, names) {
   const doc = report.document || {};
   const header = doc.header || {};
@@ -85,6 +88,7 @@ function passText(t, c, report, names) {
     "score.points": { count: report.scores.length },
     "game.complete": { status: report.status },
     "bot.identity": { bots: (header.seats || []).some((s) => s && s.type === "bot") ? "some" : "none" },
+    "bot.decision": { count: botMoves(report), optimal: (report.botsReplayed || {}).optimal || 0 },
   }[c.id] || {};
   const key = c.id === "log.key" ? (report.trusted ? "pass.log.key.trusted" : "pass.log.key.own") : `pass.${c.id}`;
   return t.has(key) ? t.t(key, params) : c.detail;
@@ -114,7 +118,8 @@ export function summaryText(t, report) {
   const names = (ok) => t.list(report.checks.filter((c) => c.ok === ok && c.status !== "note").map((c) => checkName(t, c.id)));
   if (report.ok === true) {
     const good = report.rolls.filter((r) => r.ok).length;
-    return t.t("verify.summary.pass", { good, count: report.rolls.length });
+    const bots = botMoves(report); // (what was replayed, said exactly: the bots' moves too)
+    return t.t("verify.summary.pass", { good, count: report.rolls.length }) + (bots ? t.t("verify.summary.bots", { count: bots }) : "");
   }
   if (report.ok === false) return t.t("verify.summary.fail", { checks: names(false) });
   return t.t("verify.summary.partial", { checks: names(null) });

@@ -8,7 +8,7 @@ import { $ } from "./dom.js";
 import { isOver, Screen, viewOf } from "./state.js";
 import { botName } from "./board.js";
 import { checkedHeader } from "./verification.js";
-import { parseStrictJSON } from "./verify.js";
+import { parseStrictJSON } from "./verify/strictjson.js";
 import { AnswerRefused, ShownHistory } from "./history.js";
 import { abandonCommand, heldSeats, seedCommand, seedStep, sendCommand } from "./player.js";
 import { renderTable } from "./friends.js";
@@ -81,7 +81,7 @@ export class Session extends Screen {
       if (st.status === "awaiting_client_seed" && !s.spectator && (!sent || unprepared)) return this.app.lobby.resumeCommitted(s, st);
       this.save(); // until "New game": a reload shows this game again
       this.app.game.enterGame(this.st.view);
-      if (st.final) await this.app.end.finishGame(this.st.view);
+      if (st.final) await (await this.app.endScreen()).finishGame(this.st.view);
       else {
         await this.advanceSeeds();
         this.app.game.syncWatch();

@@ -7,7 +7,9 @@
 // The command and those bytes are verify/players.js's (moveCommand, moveBytes): the page signs exactly what its
 // verifier checks. No DOM and no fetch here: keys, and the signatures they make.
 
-import { bytesToHex, ed25519Verify, moveBytes, moveCommand } from "./verify.js";
+import { bytesToHex } from "./verify/bytes.js";
+import { ed25519Verify } from "./verify/keys.js";
+import { moveBytes, moveCommand } from "./verify/players.js";
 
 /** The first log version whose human seats sign their commands. */
 export const SIGNED_VERSION = 3;

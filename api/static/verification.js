@@ -1,8 +1,20 @@
 // Verification as the page uses it: the receipt kept when the client seed is sent, a log verified against
 // it (verify.js, the in-browser implementation of SPEC §7), and what to say when a file is not a log at
 // all. No DOM here: report.js shows the outcome, in the player's language.
+//
+// The receipts are made during play; the replay itself (verify/replay.js and the modules it needs, about half
+// the page's code) is loaded the first time a log is checked (`replayModule`), not with the page.
 
-import { canonicalJSON, ed25519Verify, parseStrictJSON, verifyLog } from "./verify.js";
+import { canonicalJSON } from "./verify/canonical.js";
+import { ed25519Verify } from "./verify/keys.js";
+import { parseStrictJSON } from "./verify/strictjson.js";
+
+let replay = null;
+/** verify/replay.js, loaded once, on first need (a failed load is tried again next time). */
+export function replayModule() {
+  if (!replay) replay = import("./verify/replay.js").catch((err) => { replay = null; throw err; });
+  return replay;
+}
 
 const isObject = (x) => x !== null && typeof x === "object" && !Array.isArray(x);
 
@@ -57,6 +69,7 @@ export function gameIdOf(text) {
  * the optimal bot's tables (tables.js tablesFor), with which its decisions are replayed too. */
 export async function check(log, { receipt = null, moveReceipts = [], trustedKeys = [], tables = {} } = {}) {
   const options = receipt ? { trustedKeys: [receipt.public_key], receipt, moveReceipts, tables } : { trustedKeys, moveReceipts, tables };
+  const { verifyLog } = await replayModule();
   const report = await verifyLog(log, options);
   return { report, notLog: notALog(report) };
 }

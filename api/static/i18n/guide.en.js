@@ -119,6 +119,9 @@ export default {
   "faq.seed.a": "Your seed means the dice are not the server's call alone: the server commits first, you choose second, and neither can decide the outcome. Your browser makes a random one; you may change it to anything (1 to 256 characters) until you send it.",
   "faq.botThinks.q": "The bot thinks for a long time. Is it cheating?",
   "faq.botThinks.a": "No: the EV and Optimal bots compare the expected points of every way to keep the dice, which takes a moment. Each is a fixed, published policy: the commitment names it and its version, and verification replays every hold and box it chose.",
+  "faq.otherGames.q": "Can I use fair dice for another game?",
+  "faq.otherGames.a": ["Yes: the fair-dice page rolls any dice you name (such as 2d6 or 1d20) for a board game or a game with friends, the same way: the server commits to its seed first, your seed comes second, and every roll can be checked afterwards.", "{dice}"],
+  "faq.otherGames.link": "Open the fair dice",
 
   // ---------------------------------------------------------------- glossary
   "glossary.title": "Glossary",
