@@ -25,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from api import create_app  # noqa: E402
 from test_api import EV, HUMAN, bearer, started  # noqa: E402
-from test_api_helpers import best_option, choose_hold  # noqa: E402
+from test_api_helpers import play_turn  # noqa: E402
 
 
 def play(client, rules: str) -> tuple[str, str, list]:
@@ -40,10 +40,8 @@ def play(client, rules: str) -> tuple[str, str, list]:
         return resp.get_json()
 
     while state["status"] == "playing":
-        state = post("roll", {})
-        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
-            state = post("roll", {"hold": choose_hold(state["dice"])})
-        state = post("score", {"category": best_option(state)})
+        state = play_turn(lambda hold: post("roll", {"hold": hold} if hold else {}),
+                          lambda box: post("score", {"category": box}), state, rerolls=1)
     return gid, token, moves
 
 

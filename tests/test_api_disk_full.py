@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from test_api import EV, HUMAN, bearer, started
-from test_api_helpers import best_option, choose_hold
+from test_api_helpers import play_turn
 from test_store_faults import mount, unmount
 
 DISK = "8m"  # the disk the issue saw filled by the service itself (233 moves, answers kept in full)
@@ -42,7 +42,7 @@ def play_until_refused(client, answered: dict) -> Refused:
         gid, token = created["game_id"], tokens[0]
 
         def post(path, body):
-            key = f"{gid}-{state['event_count']}"
+            key = f"{gid}-{len(answered.get(gid, []))}"
             resp = client.post(f"/v1/games/{gid}/{path}", json=body, headers={**bearer(token), "Idempotency-Key": key})
             if resp.status_code != 200:
                 raise Refused(resp, gid, token, path, body, key)
@@ -51,10 +51,8 @@ def play_until_refused(client, answered: dict) -> Refused:
 
         try:
             while state["status"] == "playing":
-                state = post("roll", {})
-                if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
-                    state = post("roll", {"hold": choose_hold(state["dice"])})
-                state = post("score", {"category": best_option(state)})
+                state = play_turn(lambda hold: post("roll", {"hold": hold} if hold else {}),
+                                  lambda box: post("score", {"category": box}), state, rerolls=1)
         except Refused as refused:
             return refused
     pytest.fail("the disk never filled")

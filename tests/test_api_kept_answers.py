@@ -6,7 +6,7 @@ from __future__ import annotations
 import sqlite3
 
 from test_api import EV, HUMAN, bearer, started
-from test_api_helpers import best_option, choose_hold
+from test_api_helpers import play_turn
 
 DB = "fairdice.sqlite3"
 
@@ -24,10 +24,8 @@ def play_with_keys(client, gid, token) -> list[tuple[str, dict, str, bytes]]:
         return resp.get_json()
 
     while state["status"] == "playing":
-        state = post("roll", {})
-        if state["rolls_left"] and len(choose_hold(state["dice"])) < 5:
-            state = post("roll", {"hold": choose_hold(state["dice"])})
-        state = post("score", {"category": best_option(state)})
+        state = play_turn(lambda hold: post("roll", {"hold": hold} if hold else {}),
+                          lambda box: post("score", {"category": box}), state, rerolls=1)
     return moves
 
 
