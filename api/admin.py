@@ -8,8 +8,11 @@ quota of one client.
   the SQLite WAL back (`Store.prune`).  Safe while servers run on the same store.
 - `quota`: the most unfinished games one client may have, instead of FAIRDICE_MAX_UNFINISHED (`--client ADDR
   --max N`, `--lift` for none, `--reset` for the server's again), kept in the store, so every worker and
-  server on it applies it to the client's next game; alone, the list of such quotas.  A client is named as
-  the rate limits name it: an IPv4 address, or an IPv6 address or /64 network (its /64).
+  server on it applies it to the client's next game; alone, the list of such quotas.  With `--sessions`, the
+  same for the dice sessions one client may open in any 24 hours (instead of FAIRDICE_MAX_SESSIONS); with
+  `--session-rolls`, for the rolls its sessions may make in a UTC day (instead of FAIRDICE_MAX_SESSION_ROLLS);
+  both kept in a table of their own, `client_session_quotas`.  A client is named as the rate limits name it: an
+  IPv4 address, or an IPv6 address or /64 network (its /64).
 
 All read the store the way `fairdice serve` does (--data-dir, --db, FAIRDICE_*), and never create one.
 """
@@ -45,13 +48,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "quota", parents=[common], help="one client's quota of unfinished games, or the list of them",
         description="Set the most unfinished games one client may have, instead of FAIRDICE_MAX_UNFINISHED, for "
                     "every server on this store (from the client's next game on); without --client, list the "
-                    "quotas set. A quota applies only while the servers have one (FAIRDICE_MAX_UNFINISHED > 0).")
+                    "quotas set. A quota applies only while the servers have one (FAIRDICE_MAX_UNFINISHED > 0). "
+                    "With --sessions, the same for the dice sessions one client may open in any 24 hours "
+                    "(FAIRDICE_MAX_SESSIONS); with --session-rolls, for the rolls its sessions may make in a UTC "
+                    "day (FAIRDICE_MAX_SESSION_ROLLS).")
+    kind = quota.add_mutually_exclusive_group()
+    kind.add_argument("--sessions", dest="kind", action="store_const", const="sessions", default="games",
+                      help="the quota of dice sessions opened a day (FAIRDICE_MAX_SESSIONS), not of games")
+    kind.add_argument("--session-rolls", dest="kind", action="store_const", const="rolls",
+                      help="the quota of rolls a client's dice sessions make a UTC day (FAIRDICE_MAX_SESSION_ROLLS)")
     quota.add_argument("--client", type=client_key, metavar="ADDR",
                        help="an IPv4 address, or an IPv6 address or /64 network (a client is its /64)")
     change = quota.add_mutually_exclusive_group()
-    change.add_argument("--max", type=non_negative, metavar="N", help="at most N unfinished games (0: no quota)")
+    change.add_argument("--max", type=non_negative, metavar="N",
+                        help="at most N unfinished games (or sessions, or rolls, a day) (0: no quota)")
     change.add_argument("--lift", dest="max", action="store_const", const=0, help="no quota (the same as --max 0)")
-    change.add_argument("--reset", action="store_true", help="the servers' quota again (FAIRDICE_MAX_UNFINISHED)")
+    change.add_argument("--reset", action="store_true",
+                        help="the servers' quota again (FAIRDICE_MAX_UNFINISHED, _SESSIONS or _SESSION_ROLLS)")
 
 
 def client_key(text: str) -> str:
@@ -132,13 +145,20 @@ def prune(store, conf, args) -> dict:
 
 
 def quota(store, conf, args) -> dict:
-    """Set (or reset) a client's quota when asked to; the quotas set, and the servers' own."""
+    """Set (or reset) a client's quota of games (or of sessions, or rolls) when asked to; the quotas set, of
+    every kind, and the servers' own."""
+    most = None if args.reset else args.max
     if args.client is not None and (args.max is not None or args.reset):
-        store.set_client_quota(args.client, None if args.reset else args.max)
-    quotas = store.client_quotas()
+        if args.kind == "games":
+            store.set_client_quota(args.client, most)
+        else:
+            store.set_client_session_quota(args.client, most, args.kind)
+    found = {"quotas": store.client_quotas(), "session_quotas": store.client_session_quotas("sessions"),
+             "session_roll_quotas": store.client_session_quotas("rolls")}
     if args.client is not None:
-        quotas = {args.client: quotas[args.client]} if args.client in quotas else {}
-    return {"client": args.client, "quotas": quotas, "max_unfinished": conf.max_unfinished}
+        found = {name: {args.client: kept[args.client]} if args.client in kept else {} for name, kept in found.items()}
+    return {"client": args.client, "kind": args.kind, **found, "max_unfinished": conf.max_unfinished,
+            "max_sessions": conf.max_sessions, "max_session_rolls": conf.max_session_rolls}
 
 
 def size(count: int | None) -> str:
@@ -180,15 +200,29 @@ def describe_prune(report: dict) -> str:
 
 
 def describe_quota(report: dict) -> str:
-    servers = (f"{report['max_unfinished']} unfinished games (FAIRDICE_MAX_UNFINISHED)" if report["max_unfinished"]
-               else "none (FAIRDICE_MAX_UNFINISHED=0: no client's own quota applies either)")
-    if report["client"] is not None and not report["quotas"]:
-        return f"{report['client']}: the servers' quota, {servers}"
-    lines = [f"{client}: {f'at most {most} unfinished games' if most else 'no quota'}"
-             for client, most in report["quotas"].items()]
-    if report["client"] is None:
+    """One client's quota of games (or of sessions, or rolls); without a client, every quota of every kind."""
+    return "\n".join(line for kind, (found, servers, what, setting) in QUOTA_KINDS.items()
+                     if report["client"] is None or report["kind"] == kind
+                     for line in _describe_quotas(report["client"], report[found], report[servers], what, setting))
+
+
+QUOTA_KINDS = {  # kind: (the report's quotas set, the servers' quota, what it counts, its setting)
+    "games": ("quotas", "max_unfinished", "unfinished games", "FAIRDICE_MAX_UNFINISHED"),
+    "sessions": ("session_quotas", "max_sessions", "dice sessions a day", "FAIRDICE_MAX_SESSIONS"),
+    "rolls": ("session_roll_quotas", "max_session_rolls", "session rolls a UTC day", "FAIRDICE_MAX_SESSION_ROLLS"),
+}
+
+
+def _describe_quotas(client, quotas: dict, servers_most: int, what: str, setting: str) -> list[str]:
+    """The lines of one kind of quota: the clients' own, then the servers'."""
+    servers = (f"{servers_most} {what} ({setting})" if servers_most
+               else f"none ({setting}=0: no client's own quota applies either)")
+    if client is not None and not quotas:
+        return [f"{client}: the servers' quota, {servers}"]
+    lines = [f"{name}: {f'at most {most} {what}' if most else f'no quota of {what}'}" for name, most in quotas.items()]
+    if client is None:
         lines.append(f"{'any other client' if lines else 'every client'}: the servers' quota, {servers}")
-    return "\n".join(lines)
+    return lines
 
 
 ACTIONS = {"stats": (stats, describe_stats), "prune": (prune, describe_prune), "quota": (quota, describe_quota)}

@@ -54,7 +54,8 @@ def create_app(config: dict | None = None, store: Store | None = None, keys: Key
     app.extensions["fairdice"] = Games(store, keys, abandon_timeout=conf.abandon_timeout,
                                        max_unfinished=conf.max_unfinished)
     app.extensions["fairdice_limits"] = Limiter.from_settings(conf, store)
-    app.extensions["fairdice_sessions"] = Sessions(store, keys)  # fair dice for any app (SPEC §10)
+    app.extensions["fairdice_sessions"] = Sessions(store, keys, max_sessions=conf.max_sessions,  # SPEC §10
+                                                   max_session_rolls=conf.max_session_rolls)
     # watchers of games (GET /v1/games/{id}/events) park in at most half a worker's threads (api/watch.py)
     app.extensions["fairdice_watch"] = Watch(store, max_parked=conf.threads // 2)
     problems.register(app, MAX_BODY)

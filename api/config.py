@@ -16,6 +16,8 @@ then explicit values (a `create_app(config)` dict or `fairdice serve` options).
 | moves per client (all its games) | `FAIRDICE_RATE_MOVES_CLIENT` | `1200/min` |
 | moves per seat token | `FAIRDICE_RATE_MOVES_TOKEN` | `300/min` |
 | unfinished games per client | `FAIRDICE_MAX_UNFINISHED` | `20` (0: no quota) |
+| dice sessions a client may open in any 24 hours | `FAIRDICE_MAX_SESSIONS` | `100` (0: no quota) |
+| rolls a client's dice sessions may make in a UTC day | `FAIRDICE_MAX_SESSION_ROLLS` | `100000` (0: no quota) |
 | proxies whose `X-Forwarded-For` names the client | `FAIRDICE_TRUSTED_PROXIES` | none (comma-separated addresses or CIDR blocks) |
 | seconds without a move before the server abandons a game | `FAIRDICE_ABANDON_TIMEOUT` | `86400` |
 | seconds an Idempotency-Key answer is kept | `FAIRDICE_IDEMPOTENCY_TTL` | `86400` |
@@ -49,6 +51,8 @@ ENV = {
     "rate_moves_client": "FAIRDICE_RATE_MOVES_CLIENT",
     "rate_moves_token": "FAIRDICE_RATE_MOVES_TOKEN",
     "max_unfinished": "FAIRDICE_MAX_UNFINISHED",
+    "max_sessions": "FAIRDICE_MAX_SESSIONS",
+    "max_session_rolls": "FAIRDICE_MAX_SESSION_ROLLS",
     "trusted_proxies": "FAIRDICE_TRUSTED_PROXIES",
     "abandon_timeout": "FAIRDICE_ABANDON_TIMEOUT",
     "idempotency_ttl": "FAIRDICE_IDEMPOTENCY_TTL",
@@ -69,14 +73,16 @@ DEFAULTS = {
     "rate_moves_client": "1200/min",
     "rate_moves_token": "300/min",
     "max_unfinished": 20,
+    "max_sessions": 100,  # sessions never finish: a quota a day, not at once (api/sessions.py says why)
+    "max_session_rolls": 100000,  # about 40 MB stored a client a day (0.4 KB a roll)
     "trusted_proxies": "",
     "abandon_timeout": 86400,
     "idempotency_ttl": 86400,
     "maintenance_interval": 60,
     "read_timeout": 10,
 }
-INTS = ("port", "workers", "threads", "max_unfinished", "abandon_timeout", "idempotency_ttl",
-        "maintenance_interval", "read_timeout")
+INTS = ("port", "workers", "threads", "max_unfinished", "max_sessions", "max_session_rolls", "abandon_timeout",
+        "idempotency_ttl", "maintenance_interval", "read_timeout")
 RATES = ("rate_create", "rate_moves_client", "rate_moves_token")
 PERIODS = {"s": 1, "min": 60, "h": 3600}
 
@@ -124,6 +130,8 @@ class Settings:
     rate_moves_client: Rate
     rate_moves_token: Rate
     max_unfinished: int
+    max_sessions: int
+    max_session_rolls: int
     trusted_proxies: tuple[str, ...]
     abandon_timeout: int
     idempotency_ttl: int
@@ -185,6 +193,8 @@ def settings(overrides: dict | None = None, environ=None) -> Settings:
         seed_key_file=(Path(values["seed_key_file"]).expanduser() if values["seed_key_file"]
                        else key_dir / "seed-encryption.key"),
         max_unfinished=values["max_unfinished"],
+        max_sessions=values["max_sessions"],
+        max_session_rolls=values["max_session_rolls"],
         trusted_proxies=trusted,
         abandon_timeout=values["abandon_timeout"],
         idempotency_ttl=values["idempotency_ttl"],

@@ -6,6 +6,19 @@ replays, compare-and-append with a retry when another request got there first, a
 receipt.  Every rule is the core's (`fairdice.sessions`, `fairdice.notation`); refusals are domain errors that
 the HTTP layer maps to statuses.  A command resumes the session from its last stored event (the tail), so a
 roll costs the same in a session of ten rolls or of ten thousand.
+
+**Two quotas** keep what a client makes the operator store in bounds, each with the client's own set by `fairdice
+admin quota` (--sessions, --session-rolls) in place of the server's:
+
+- FAIRDICE_MAX_SESSIONS: the sessions a client may open in any 24 hours, not sessions open at once as the games'
+  quota counts: a session never finishes (no end, no timeout), so a quota "at once" would be a quota for ever,
+  shutting a client out with no time at which to try again.  A day's window frees by itself (Retry-After: when
+  the client's oldest session of the window turns a day old) and counts the stored sessions themselves.
+- FAIRDICE_MAX_SESSION_ROLLS: the rolls a client's sessions (those it opened: it owns what they store) may make
+  in a UTC day, all together.  A session has no size of its own, unlike a game (13 rounds): without this a
+  client could grow one session by the moves' rate (1200 a minute by default, about 0.4 KB stored each) for
+  ever.  Counted in the roll's own transaction, so it is exact on every server and a refused roll stores nothing
+  and takes no nonce; Retry-After: the next UTC midnight.
 """
 
 from __future__ import annotations
@@ -15,6 +28,7 @@ import hmac
 import json
 import secrets
 import threading
+import time
 from collections import OrderedDict
 
 from fairdice import derive
@@ -22,21 +36,34 @@ from fairdice.chain import canonical
 from fairdice.errors import FairdiceError
 from fairdice.sessions import SESSION_LOG_FORMAT, SESSION_LOG_VERSION, Session, Tail, receipt, session_header
 
-from .games import Forbidden, Reply, token_hash
+from .games import Forbidden, Reply, _epoch, token_hash
 from .keys import KeyRing
+from .lifecycle import stamp
 from .store import Busy, Conflict, Remember, Remembered
-from .stores.sessions_base import SessionNotFound, SessionRecord, SessionState
+from .stores.sessions_base import (RollQuota, RollsExhausted, SessionNotFound, SessionRecord, SessionState,
+                                   utc_day)
 
 SESSION_ID_BYTES = 12  # "s-" and 24 hex digits
 TOKEN_BYTES = 32
 MAX_ATTEMPTS = 50  # recomputations of one command overtaken by others on the same session
 LOG_CACHE = 64  # signed logs kept by (session, revealed events): a log changes only at a rotation
+QUOTA_WINDOW = 86400  # seconds: FAIRDICE_MAX_SESSIONS counts the sessions a client opened in the last day
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
 class UnknownSession(FairdiceError):
     """No session has this id (HTTP 404)."""
     kind = "not_found"
+
+
+class TooManySessions(FairdiceError):
+    """The client opened as many sessions in the last day as a client may (HTTP 429)."""
+    kind = "quota"
+
+
+class TooManySessionRolls(FairdiceError):
+    """The client's sessions made as many rolls this UTC day as a client's may (HTTP 429)."""
+    kind = "quota"
 
 
 def not_found(session_id: str) -> UnknownSession:
@@ -49,16 +76,27 @@ def _seal_label(session_id: str, pair: int) -> str:
 
 
 class Sessions:
-    def __init__(self, store, keys: KeyRing):
+    def __init__(self, store, keys: KeyRing, max_sessions: int = 0, max_session_rolls: int = 0):
+        """`max_sessions`: how many sessions one client may open in any 24 hours; `max_session_rolls`: how many
+        rolls the sessions of one client may make in a UTC day (0: no quota)."""
+        for name, most in (("max_sessions", max_sessions), ("max_session_rolls", max_session_rolls)):
+            if isinstance(most, bool) or not isinstance(most, int) or most < 0:
+                raise ValueError(f"{name} must be a whole number, 0 for no quota, not {most!r}")
         self.store = store
         self.keys = keys
+        self.max_sessions = max_sessions
+        self.max_session_rolls = max_session_rolls
         self._logs: OrderedDict[tuple[str, int], str] = OrderedDict()
         self._logs_lock = threading.Lock()
 
     # --- creating -----------------------------------------------------------------
 
     def create(self, client: str = "") -> dict:
-        """A new session: the first pair's commitment and the next one's, signed in the header."""
+        """A new session: the first pair's commitment and the next one's, signed in the header; TooManySessions
+        if `client` (who asks, as the rate limits name it) opened its quota of sessions in the last day.  The
+        quota is checked before the session is stored, not in the same transaction: a client racing its own
+        openings may end one or two over it."""
+        self._check_quota(client)
         session_id = "s-" + secrets.token_hex(SESSION_ID_BYTES)
         seeds = {0: secrets.token_bytes(derive.SEED_BYTES), 1: secrets.token_bytes(derive.SEED_BYTES)}
         signer = self.keys.signer
@@ -73,6 +111,30 @@ class Sessions:
                 "public_key": head["public_key"], "header": head,
                 "commitment_signature": opened["commitment_signature"], "event_count": 0}
 
+    def _check_quota(self, client: str) -> None:
+        """TooManySessions if `client` opened as many sessions in the last day as it may: `max_sessions`, or the
+        quota an operator set for it (0: none); with no quota at all (0) the store is not asked.  The refusal's
+        retry_after (Retry-After) is when the oldest of those sessions leaves the day's window."""
+        if not self.max_sessions:
+            return
+        current = int(time.time())
+        standing = self.store.client_sessions(client, stamp(current - QUOTA_WINDOW))
+        limit = self.max_sessions if standing.max_sessions is None else standing.max_sessions
+        if not limit or standing.opened < limit:
+            return
+        retry_after = max(1, _epoch(standing.oldest) + QUOTA_WINDOW - current)
+        raise TooManySessions(
+            "too_many_sessions",
+            f"this client opened {standing.opened} dice sessions in the last {QUOTA_WINDOW} s, the most it may; "
+            f"roll in one of them (a session takes any number of rolls and rotations), or open another in "
+            f"{retry_after} s", max_sessions=limit, window=QUOTA_WINDOW, retry_after=retry_after)
+
+    def _roll_quota(self, client: str) -> RollQuota | None:
+        """What this client's rolls count against today (None: no quota, and nothing is counted)."""
+        if not self.max_session_rolls:
+            return None
+        return RollQuota(client, utc_day(), self.max_session_rolls)
+
     # --- commands -----------------------------------------------------------------
 
     def client_seed(self, session_id, token, client_seed, app_key=None, idempotency_key=None) -> Reply:
@@ -82,8 +144,16 @@ class Sessions:
 
     def roll(self, session_id, token, dice, signed=None, idempotency_key=None) -> Reply:
         signed = signed or {}
-        return self._command(session_id, token, "roll", {"dice": dice, **signed}, idempotency_key,
-                             lambda s: (s.roll(dice, **signed), None))
+        try:
+            return self._command(session_id, token, "roll", {"dice": dice, **signed}, idempotency_key,
+                                 lambda s: (s.roll(dice, **signed), None))
+        except RollsExhausted as exc:
+            retry_after = QUOTA_WINDOW - int(time.time()) % QUOTA_WINDOW  # to the next UTC midnight
+            raise TooManySessionRolls(
+                "too_many_session_rolls",
+                f"the sessions this client opened made {exc.rolled} rolls today (UTC), the most they may; roll "
+                f"again after midnight UTC, in {retry_after} s", max_session_rolls=exc.most,
+                retry_after=retry_after) from None
 
     def rotate(self, session_id, token, client_seed=None, app_key=None, signed=None, idempotency_key=None) -> Reply:
         signed = signed or {}
@@ -117,7 +187,8 @@ class Sessions:
                     for i, (event, tail) in enumerate(zip(events, session.tails))]
             kept = Remember(None, idempotency_key, fingerprint, 200, body) if idempotency_key is not None else None
             try:
-                seen = self.store.session_append(session_id, state.event_count, rows, new_seed, kept)
+                seen = self.store.session_append(session_id, state.event_count, rows, new_seed, kept,
+                                                 self._roll_quota(state.record.client))
             except Conflict:
                 continue
             except SessionNotFound:
@@ -205,4 +276,4 @@ def _replayed(seen: Remembered, fingerprint: str) -> Reply:
     return Reply(seen.status, seen.body, replayed=True)
 
 
-__all__ = ["Sessions", "UnknownSession"]
+__all__ = ["Sessions", "TooManySessionRolls", "TooManySessions", "UnknownSession"]

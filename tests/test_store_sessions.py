@@ -107,3 +107,12 @@ def test_the_token_is_kept_only_as_its_hash_and_seeds_only_sealed(backend, store
     assert rows == [("f" * 64,)]
     assert sorted(bytes(s) for (s,) in backend.execute("SELECT sealed FROM session_seeds")) == sorted(
         [SEALED, SEALED[::-1]])
+
+
+def test_prune_deletes_the_roll_counts_of_days_before_today(store):
+    from api.stores.sessions_base import RollQuota, utc_day
+    created(store)
+    store.session_append("s-1", 0, [({"type": "roll"}, tail(1))], quota=RollQuota("client-1", "2024-01-01", 10))
+    store.session_append("s-1", 1, [({"type": "roll"}, tail(2))], quota=RollQuota("client-1", utc_day(), 10))
+    assert store.prune("1970-01-01T00:00:00Z")["session_roll_counts"] == 1  # 2024-01-01's; today's stays
+    assert store.prune("1970-01-01T00:00:00Z")["session_roll_counts"] == 0

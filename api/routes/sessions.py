@@ -1,6 +1,8 @@
 """The session routes (SPEC §10.10): open a session, send its client seed, roll, rotate, read the log; each a thin
 call of `api.sessions.Sessions`.  Opening counts against the creation rate limit and the commands against the
-move limits (api/limits.py), as for games."""
+move limits (api/limits.py), as for games; opening is also under the quota of sessions a client may open a day
+and a roll under that of rolls a client's sessions may make a UTC day (FAIRDICE_MAX_SESSIONS,
+FAIRDICE_MAX_SESSION_ROLLS: 429 `too_many_sessions`, `too_many_session_rolls`; api/sessions.py)."""
 
 from __future__ import annotations
 

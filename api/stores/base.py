@@ -220,8 +220,8 @@ class Store(abc.ABC):
     def prune(self, idempotency_before: str, now: float | None = None) -> dict:
         """Delete idempotency records (of games and of dice sessions) created before the stamp and rate-limit
         rows that no longer limit anything (at `now`, default the store's clock); keep the database's journal
-        bounded.  Returns {"idempotency_records": n, "session_idempotency_records": n, "rate_limits": n,
-        "wal_bytes": n | None} (what was deleted, and the size of the write-ahead log file afterwards)."""
+        bounded; and the dice sessions' roll counts of the days before today.  Returns {"idempotency_records": n,
+        "session_idempotency_records": n, "session_roll_counts": n, "rate_limits": n, "wal_bytes": n | None} (what was deleted, and the size of the write-ahead log file afterwards)."""
 
     @abc.abstractmethod
     def stats(self) -> dict:

@@ -54,6 +54,7 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .postgres_sessions import PostgresSessions, create_session_tables
+from .sessions_base import utc_day
 from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
                    Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
                    Snapshot, Store, StoreError, Unavailable, check_quota, check_rate, dumps, is_postgres_url,
@@ -507,6 +508,9 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
             "session_idempotency_records": self._delete_in_batches(
                 "DELETE FROM session_idempotency WHERE ctid IN (SELECT ctid FROM session_idempotency "
                 "WHERE created_at < %(bound)s LIMIT %(n)s)", idempotency_before),
+            "session_roll_counts": self._delete_in_batches(  # the days before today count against nothing
+                "DELETE FROM session_rolls_by_day WHERE ctid IN (SELECT ctid FROM session_rolls_by_day "
+                "WHERE day < %(bound)s LIMIT %(n)s)", utc_day(now)),
             "rate_limits": self._delete_in_batches(
                 f"DELETE FROM rate_limits WHERE ctid IN (SELECT ctid FROM rate_limits WHERE tat < {clock} "
                 "LIMIT %(n)s)", now),

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 
-from .base import Conflict, Remembered, dumps, now
-from .sessions_base import SessionNotFound, SessionRecord, SessionState
+from .base import Conflict, Remembered, StoreError, dumps, now
+from .sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, SESSION_QUOTA_TABLES, ClientSessions, RollQuota,
+                            RollsExhausted, SessionNotFound, SessionRecord, SessionState, check_session_quota,
+                            rolls_in)
 
 SESSION_SCHEMA = """
 CREATE TABLE IF NOT EXISTS sessions (
@@ -55,9 +57,13 @@ _RECALL = "SELECT fingerprint, status, body FROM session_idempotency WHERE sessi
 
 
 def create_session_tables(conn) -> None:
-    """Make the tables if they are missing (at set-up, inside the store's schema transaction and lock)."""
+    """Make the tables if they are missing (at set-up, inside the store's schema transaction and lock), and the
+    quotas' index and table where a database made before them lacks them."""
     if conn.execute("SELECT to_regclass('session_events')").fetchone()[0] is None:
         conn.execute(SESSION_SCHEMA)
+    if conn.execute("SELECT to_regclass('session_rolls_by_day')").fetchone()[0] is None:
+        for statement in SESSION_QUOTA_TABLES:
+            conn.execute(statement)
 
 
 def _storable(text: str) -> bool:
@@ -93,6 +99,32 @@ class PostgresSessions:
         return SessionState(SessionRecord(sid, json.loads(opened), key_id, token, client, created_at), tail,
                             {pair: bytes(sealed) for pair, sealed in seeds})
 
+    def client_sessions(self, client: str, since: str) -> ClientSessions:
+        if not _storable(client):
+            return ClientSessions(0, None, None)
+        (count, oldest, quota), = self._rows(
+            f"SELECT count(*), min(created_at), (SELECT most FROM {CLIENT_SESSION_QUOTAS_TABLE} WHERE "
+            "client = %(c)s AND quota = 'sessions') FROM sessions WHERE client = %(c)s AND created_at > %(t)s",
+            {"c": client, "t": since})
+        return ClientSessions(count, oldest, quota)
+
+    def set_client_session_quota(self, client: str, most: int | None, quota: str = "sessions") -> None:
+        if check_session_quota(quota, most) is not None and not _storable(client):
+            raise StoreError("a client cannot hold NUL")
+        with self._connection() as conn:
+            if most is None:
+                conn.execute(f"DELETE FROM {CLIENT_SESSION_QUOTAS_TABLE} WHERE client = %s AND quota = %s",
+                             (client, quota))
+            else:
+                conn.execute(f"INSERT INTO {CLIENT_SESSION_QUOTAS_TABLE} (client, quota, most) VALUES (%(c)s, "
+                             "%(q)s, %(n)s) ON CONFLICT (client, quota) DO UPDATE SET most = %(n)s",
+                             {"c": client, "q": quota, "n": most})
+
+    def client_session_quotas(self, quota: str = "sessions") -> dict[str, int]:
+        check_session_quota(quota, None)
+        return dict(self._rows(f"SELECT client, most FROM {CLIENT_SESSION_QUOTAS_TABLE} WHERE quota = %s "
+                               "ORDER BY client", (quota,)))
+
     def session_recall(self, session_id: str, key: str) -> Remembered | None:
         if not (_storable(session_id) and _storable(key)):
             return None
@@ -100,7 +132,8 @@ class PostgresSessions:
         return Remembered(*rows[0]) if rows else None
 
     def session_append(self, session_id: str, expected: int, rows: list[tuple[dict, dict]],
-                       seed: tuple[int, bytes] | None = None, remember=None) -> Remembered | None:
+                       seed: tuple[int, bytes] | None = None, remember=None,
+                       quota: RollQuota | None = None) -> Remembered | None:
         stamp = now()
         with self._connection() as conn, conn.transaction():
             if conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)).fetchone() \
@@ -115,6 +148,8 @@ class PostgresSessions:
             count = 0 if last is None else last + 1
             if count != expected:
                 raise Conflict(f"session {session_id} has {count} events, not {expected}")
+            if quota is not None and rolls_in(rows):
+                _count_rolls(conn, quota, rolls_in(rows))
             with conn.cursor() as cur:
                 cur.executemany("INSERT INTO session_events (session_id, idx, body, tail) VALUES (%s, %s, %s, %s)",
                                 [(session_id, expected + i, dumps(body), dumps(tail))
@@ -134,3 +169,18 @@ class PostgresSessions:
             return []
         return [body for (body,) in self._rows(
             "SELECT body FROM session_events WHERE session_id = %s AND idx < %s ORDER BY idx", (session_id, upto))]
+
+
+def _count_rolls(conn, quota: RollQuota, rolls: int) -> None:
+    """Add the rolls to the client's count of the day (its row locked until the append commits or rolls back);
+    RollsExhausted, which rolls the append back, past its quota: the client's own if set, else the server's."""
+    if not _storable(quota.client):
+        return
+    (rolled,) = conn.execute("INSERT INTO session_rolls_by_day (client, day, rolls) VALUES (%(c)s, %(d)s, %(n)s) "
+                             "ON CONFLICT (client, day) DO UPDATE SET rolls = session_rolls_by_day.rolls + %(n)s "
+                             "RETURNING rolls", {"c": quota.client, "d": quota.day, "n": rolls}).fetchone()
+    own = conn.execute(f"SELECT most FROM {CLIENT_SESSION_QUOTAS_TABLE} WHERE client = %s AND quota = 'rolls'",
+                       (quota.client,)).fetchone()
+    most = quota.most if own is None else own[0]
+    if most and rolled > most:
+        raise RollsExhausted(rolled - rolls, most)

@@ -80,6 +80,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..files import make_private_dirs
+from .sessions_base import utc_day
 from .sqlite_sessions import SQLiteSessions, create_session_tables
 from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
                    Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
@@ -742,6 +743,9 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
             "session_idempotency_records": self._delete_in_batches(
                 "DELETE FROM session_idempotency WHERE (session_id, key) IN (SELECT session_id, key FROM "
                 "session_idempotency WHERE created_at < ? LIMIT ?)", idempotency_before),
+            "session_roll_counts": self._delete_in_batches(  # the days before today count against nothing
+                "DELETE FROM session_rolls_by_day WHERE (client, day) IN (SELECT client, day FROM "
+                "session_rolls_by_day WHERE day < ? LIMIT ?)", utc_day(now)),
             "rate_limits": self._delete_in_batches(
                 "DELETE FROM rate_limits WHERE key IN (SELECT key FROM rate_limits WHERE tat < ? LIMIT ?)", now),
         }
