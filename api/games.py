@@ -384,7 +384,12 @@ class Games:
     def _rebuild(self, record: GameRecord, events: list[dict], since: int, count: int) -> str:
         """The state document answered after the first `count` events of the history, with the events from
         `since`: the same text as then, since the history only grows, the document is a function of it, and
-        the receipt's Ed25519 signature is deterministic (RFC 8032)."""
+        the receipt's Ed25519 signature is deterministic (RFC 8032).  `events`: the history as this process
+        holds it, which may be older than the answer (another process or thread moved since): then as stored."""
+        if count > len(events):
+            snap = self.store.snapshot(record.game_id)
+            if snap is not None:
+                record, events = snap.record, snap.events
         if not 0 <= since <= count <= len(events):
             raise Unavailable("database_corrupt", f"game {record.game_id}: a kept answer refers to events "
                                                   f"{since}..{count} of {len(events)}")

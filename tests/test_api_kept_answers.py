@@ -109,3 +109,16 @@ def test_a_twin_that_commits_between_the_recall_and_the_append_gets_the_first_an
     again = client.post(f"/v1/games/{gid}/roll", json={}, headers=h)
     assert again.status_code == 200 and again.headers["Idempotent-Replayed"] == "true"
     assert again.get_data() == first.get_data()
+
+
+def test_a_process_whose_copy_is_older_than_the_kept_answer_rebuilds_it_from_the_stored_history(make_app):
+    """Two processes on one database: the second holds the game as it served it, then a retry reaches it of a
+    move the first one answered since."""
+    first, second = make_app().test_client(), make_app().test_client()
+    created, tokens, _ = started(first, [HUMAN, EV], "yacht")
+    gid, h = created["game_id"], bearer(tokens[0])
+    assert second.post(f"/v1/games/{gid}/roll", json={}, headers=h).status_code == 200  # second keeps its copy
+    answer = first.post(f"/v1/games/{gid}/roll", json={"hold": [0]}, headers={**h, "Idempotency-Key": "k"})
+    assert answer.status_code == 200
+    retry = second.post(f"/v1/games/{gid}/roll", json={"hold": [0]}, headers={**h, "Idempotency-Key": "k"})
+    assert retry.status_code == 200 and retry.get_data() == answer.get_data()
