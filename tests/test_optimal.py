@@ -707,3 +707,10 @@ def test_checking_seats_loads_no_numpy():
             "assert BOTS['ev'].id == 'ev' and 'numpy' in sys.modules\n")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.parametrize("rules_id, most", [("yatzy", 374), ("classic13", 1575)])
+def test_the_kernels_bound_is_the_best_game_the_rule_book_allows(rules_id, most):
+    """The best possible games, known from the rule books: Yatzy 374; Yahtzee 1575 (twelve Yahtzee bonuses).
+    The kernel's exactness check rests on this bound (programme.StateSpace.most_points)."""
+    assert programme.StateSpace(RULESETS[rules_id]).most_points == most

@@ -17,16 +17,21 @@ edges of the lattice once.
 **Exact, machine-independent arithmetic.**  Values are fixed-point integers
 (units of 2^-29 point, `POINT`) held in float64.  A keep's value is kept as
 7776 times its mean, an integer below 2^53 (`EXACT_LIMIT` bounds the roll
-values): the sum S of the roll values over the keep's 6^(5 - s) ordered
+values, and `StateSpace.most_points`, checked once per rule set, bounds them
+all): the sum S of the roll values over the keep's 6^(5 - s) ordered
 completions, times 6^s.  Every such sum, product and maximum is exact in any
 order.  A roll's value is divided back by 7776 and rounded once per roll: the
-exact round-half-even of a rational.  The table is therefore a mathematical
-function of the rules, bit for bit the same on every IEEE machine and numpy
-version, and ties between decisions are exact.
+exact round-half-even of a rational.  (The kernel rounds the keeps of four
+dice before the maximum over a roll's sub-keeps: rounding is monotone, so it
+is the same number.)  The table is therefore a mathematical function of the
+rules, bit for bit the same on every IEEE machine and numpy version, and ties
+between decisions are exact.
 
 **Batches.**  The kernel solves a few hundred states at once, every array laid
 out (keep, state) so that one gather moves a keep's row for the whole batch;
-work arrays are allocated once per solve, aligned for the vector units.  The
+work arrays are allocated once per solve, aligned for the vector units, and a
+gather moves at most `PIECE` rows, so that a batch's arrays stay in the core's
+own cache (that, more than the arithmetic, sets the kernel's speed).  The
 values take the short way (`_ValuePath`): a roll's best box is the best of the
 few candidates that score points for it and of one shared best zero; keeps
 are summed down the lattice without a division.  Second moments (`moments`)
@@ -55,6 +60,9 @@ OUTCOMES = 6 ** DICE  # 7776 equally likely throws of five dice
 EXACT_LIMIT = 2.0 ** 53 / OUTCOMES  # roll values (table units) below this keep every keep value exact
 BATCH = 256  # states a batch: enough to spread numpy's cost per call, few enough for the caches
 ALIGN = 64  # bytes: work arrays start on a cache line (unaligned vector loads cost up to twice as much)
+# rows a gather moves at most (the keeps of four dice): the gathered rows, the batch's keeps and the rows
+# they are merged into then fit the core's own cache together (a gather of every roll at once does not)
+PIECE = 126
 
 
 def _ways(faces) -> int:
@@ -148,6 +156,20 @@ class StateSpace:
         """Plain points of each box for each roll, (252 rolls in space.ROLLS order, boxes)."""
         return np.array([[c.rule.score(counts_of(r)) for c in self.rules.categories] for r in space.ROLLS],
                         dtype=float)
+
+    @cached_property
+    def most_points(self) -> int:
+        """The most points a game can score: each box its best (as a joker too), the upper bonus, and a
+        Yahtzee bonus on every turn but the first.  Every value the kernel handles is a mean of points
+        still to come, so none is bigger: checking this once bounds every roll value of every batch."""
+        best = self.scores.max(axis=0).tolist()
+        bonuses = self.rules.upper_bonus
+        if self.tracks_five_alike:
+            jokers = [0 if c.upper else DICE * FACES[-1] if c.joker_points is None else c.joker_points
+                      for c in self.rules.categories]
+            best = [max(points, joker) for points, joker in zip(best, jokers)]
+            bonuses += (self.boxes - 1) * self.rules.yahtzee_bonus
+        return int(sum(best)) + bonuses
 
     @cached_property
     def upper_bits(self) -> int:
@@ -427,7 +449,8 @@ class _BestBoxPlan:
 
     Slot j holds the j-th entry of each roll that has more than j, the rolls with the most entries first
     (`inverse`: kernel roll -> position in that order), so that every slot is a prefix; the first slot
-    has every roll, the best zero's row standing in for a missing entry."""
+    has every roll, the best zero's row standing in for a missing entry.  The other slots are cut in
+    `pieces` (the first roll's position, the rows) of at most `PIECE` rows."""
     next_rows: np.ndarray  # the successor rows the candidates lead to
     offsets: np.ndarray  # (next rows, upper totals x flags): `Successors.offsets` of those rows
     bonuses: np.ndarray  # (next rows, upper totals): `Successors.bonuses` of those rows
@@ -435,7 +458,8 @@ class _BestBoxPlan:
     candidate_next: np.ndarray  # per candidate row: its position among next_rows
     candidate_points: np.ndarray  # (candidate rows, 1), table units
     zeros: int  # candidate rows 0..zeros - 1 are worth no points
-    slots: tuple[np.ndarray, ...]  # candidate rows
+    first_slot: np.ndarray  # candidate rows
+    pieces: tuple[tuple[int, np.ndarray], ...]
     inverse: np.ndarray
     joker: "_JokerPlan | None"
 
@@ -455,7 +479,12 @@ class _BestBoxPlan:
         return cls(next_rows, np.ascontiguousarray(offsets), np.ascontiguousarray(succ.bonuses.T[next_rows]),
                    succ.bits[next_rows][:, None], candidate_next.reshape(-1),
                    candidates.points[table_rows][:, None], int((candidates.points[table_rows] == 0).sum()),
-                   slots, inverse, joker)
+                   slots[0], _pieces(slots[1:]), inverse, joker)
+
+
+def _pieces(slots: tuple[np.ndarray, ...]) -> tuple[tuple[int, np.ndarray], ...]:
+    """The slots cut in pieces of at most PIECE rows: (the first roll's position, the rows)."""
+    return tuple((lo, slot[lo:lo + PIECE]) for slot in slots for lo in range(0, len(slot), PIECE))
 
 
 def _slots(position: np.ndarray, candidates: _Candidates, is_open: np.ndarray, zero_row: int):
@@ -527,6 +556,8 @@ class _ValuePath:
         self._candidates = _Candidates.of(self.states)
         self._plans: dict[int, _BestBoxPlan] = {}
         self._walk_views: dict[int, _Walks] = {}
+        if self.states.most_points * POINT >= EXACT_LIMIT:
+            raise FloatingPointError("the rule set's points are out of the exact range")
         scoring = (self.states.scores > 0).sum(axis=0)
         # the boxes a plan may leave out: those that score on half the rolls or more (leaving out one that
         # scores on fewer saves less than making more plans costs)
@@ -543,11 +574,10 @@ class _ValuePath:
         walks = self._walks(b)
         rolls = walks.rolls
         future = self._future(plan, masks, uppers, flags, b)
-        _best_boxes(plan, self._candidate_table(plan, future, b), rolls, self._buffers.view("part", b), walks.best)
+        _best_boxes(plan, self._candidate_table(plan, future, b), rolls, self._buffers.view("part", b),
+                    self._buffers.view("best", b))
         if plan.joker is not None:
             self._forced_joker(plan.joker, masks, flags, future, rolls)
-        if not (rolls.min() >= 0 and rolls.max() < EXACT_LIMIT):
-            raise FloatingPointError("roll values out of the exact range")
         for _ in range(2):  # after the second roll, then after the first
             walks.one_roll_earlier()
         return np.rint(np.einsum("r,rs->s", _WAYS, rolls) / OUTCOMES), None
@@ -556,7 +586,7 @@ class _ValuePath:
         """The walks for a batch of b states (a few widths a solve: the full one, and each layer's last)."""
         walks = self._walk_views.get(b)
         if walks is None:
-            views = (self._buffers.view(name, b) for name in ("keeps", "part", "best"))
+            views = (self._buffers.view(name, b) for name in ("keeps", "part"))
             walks = self._walk_views[b] = _Walks(*views)
         return walks
 
@@ -583,15 +613,18 @@ class _ValuePath:
 
     def _candidate_table(self, plan: _BestBoxPlan, future: np.ndarray, b: int) -> np.ndarray:
         """(plan's candidate rows + 1, states): each candidate's points plus its successor's future; the
-        last row, the best of those worth no points (-inf if none)."""
+        last row, the best of those worth no points (-inf if none), the *best zero*.  The candidates that
+        score points are raised to the best zero: a roll's best box is then the best of its entries alone
+        (there are fewer candidates than rolls)."""
         table = self._buffers.view("table", b)[:len(plan.candidate_next) + 1]
-        candidates = table[:-1]
+        candidates, best_zero = table[:-1], table[-1]
         future.take(plan.candidate_next, 0, candidates, "clip")
         np.add(candidates, plan.candidate_points, out=candidates)
         if plan.zeros:
-            np.max(candidates[:plan.zeros], axis=0, out=table[-1])
+            np.max(candidates[:plan.zeros], axis=0, out=best_zero)
+            np.maximum(candidates[plan.zeros:], best_zero, out=candidates[plan.zeros:])
         else:
-            table[-1].fill(-np.inf)
+            best_zero.fill(-np.inf)
         return table
 
     def _forced_joker(self, joker: _JokerPlan, masks, flags, future, rolls) -> None:
@@ -606,14 +639,13 @@ class _ValuePath:
 def _best_boxes(plan: _BestBoxPlan, table: np.ndarray, rolls: np.ndarray, part: np.ndarray,
                 best: np.ndarray) -> None:
     """Each roll's value after the last roll of the turn, into `rolls` (kernel order): the best of the
-    best zero and the roll's entries (`_BestBoxPlan`)."""
-    first, *rest = plan.slots
-    table.take(first, 0, best, "clip")
-    np.maximum(best, table[-1], out=best)
-    for slot in rest:
-        n = len(slot)
-        table.take(slot, 0, part[:n], "clip")
-        np.maximum(best[:n], part[:n], out=best[:n])
+    roll's entries, already raised to the best zero, or the best zero if it has none (`_BestBoxPlan`,
+    `_candidate_table`)."""
+    table.take(plan.first_slot, 0, best, "clip")
+    for lo, rows in plan.pieces:
+        n = len(rows)
+        table.take(rows, 0, part[:n], "clip")
+        np.maximum(best[lo:lo + n], part[:n], out=best[lo:lo + n])
     best.take(plan.inverse, 0, rolls, "clip")
 
 
@@ -625,8 +657,8 @@ class _Walks:
     view and index array they use prepared once, so that a batch only calls numpy (a few hundred calls,
     whose own cost is a tenth of a batch's)."""
 
-    def __init__(self, keeps: np.ndarray, part: np.ndarray, best: np.ndarray):
-        self.rolls, self.best = keeps[LATTICE.size(DICE)], best
+    def __init__(self, keeps: np.ndarray, part: np.ndarray):
+        self.rolls = keeps[LATTICE.size(DICE)]
         self._down = []
         for s in range(DICE - 1, -1, -1):
             out = keeps[LATTICE.size(s)]
@@ -636,18 +668,22 @@ class _Walks:
         self._up = tuple((keeps[LATTICE.size(s)][:len(parent)], keeps[LATTICE.size(s - 1)], part[:len(parent)],
                           parent) for s in range(1, DICE) for parent in LATTICE.parents[s])
         self._below = keeps[LATTICE.size(DICE - 1)]
-        self._first, *rest = LATTICE.parents[DICE]  # every roll has a first parent
-        self._rest = tuple((best[:len(parent)], part[:len(parent)], parent) for parent in rest)
+        self._roll_parents = tuple((self.rolls[lo:lo + len(rows)], part[:len(rows)], rows)
+                                   for parent in LATTICE.parents[DICE]
+                                   for lo in range(0, len(parent), PIECE) for rows in [parent[lo:lo + PIECE]])
 
     def one_roll_earlier(self) -> None:
         """The rolls' values one roll earlier, in place: each roll's best of scoring now (or rolling on:
-        its value as it is) and of its best sub-keep, that divided by 7776 and rounded.  (Rounding
-        commutes with the maximum, a roll's value being an integer.)"""
+        its value as it is) and of its sub-keeps, each divided by 7776 and rounded.  The keeps of four
+        dice are rounded, not the rolls: rounding is monotone, so it commutes with the maximum (a roll's
+        value being an integer), and there are half as many of them."""
         self._sum_down()
         self._best_below()
-        np.divide(self.best, OUTCOMES, out=self.best)
-        np.rint(self.best, out=self.best)
-        np.maximum(self.rolls, self.best, out=self.rolls)
+        np.divide(self._below, OUTCOMES, out=self._below)
+        np.rint(self._below, out=self._below)
+        for rolls, gathered, parent in self._roll_parents:
+            self._below.take(parent, 0, gathered, "clip")
+            np.maximum(rolls, gathered, out=rolls)
 
     def _sum_down(self) -> None:
         """Down the lattice: each keep of s < 5 dice gets 7776 x its mean over its completions, exactly.
@@ -662,15 +698,10 @@ class _Walks:
             np.multiply(keeps, scale, out=keeps)
 
     def _best_below(self) -> None:
-        """Up the lattice: each keep of 1 to 4 dice gets the best value among itself and its sub-keeps;
-        then `best`, each roll's best sub-keep (itself left out)."""
+        """Up the lattice: each keep of 1 to 4 dice gets the best value among itself and its sub-keeps."""
         for keeps, smaller, gathered, parent in self._up:
             smaller.take(parent, 0, gathered, "clip")
             np.maximum(keeps, gathered, out=keeps)
-        self._below.take(self._first, 0, self.best, "clip")
-        for best, gathered, parent in self._rest:
-            self._below.take(parent, 0, gathered, "clip")
-            np.maximum(best, gathered, out=best)
 
 
 # --- the whole programme ------------------------------------------------------------------------------
