@@ -648,6 +648,8 @@ export default {
   "problem.stale_history": "The game moved on while this move was on its way: try again.",
   "problem.invalid_player_signature": "The server did not accept this move's signature by your seat's key.",
   "problem.session_not_found": "There is no dice session with this id.",
+  "problem.too_many_sessions": "This client opened as many dice sessions today as it may: try again later.",
+  "problem.too_many_session_rolls": "This client's dice sessions rolled as much today (UTC) as they may: try again tomorrow.",
   "problem.invalid_session_id": "That is not a session id.",
   "problem.invalid_app_key": "The app key must be 64 hex digits of an Ed25519 public key.",
   "problem.invalid_app_signature": "The server did not accept the app's signature of this request.",

@@ -646,6 +646,8 @@ export default {
   "problem.stale_history": "发出这一步时对局已经有了新进展，请再试一次。",
   "problem.invalid_player_signature": "服务器不接受这一步上你座位密钥的签名。",
   "problem.session_not_found": "没有这个编号的掷骰会话。",
+  "problem.too_many_sessions": "这个客户端今天开的掷骰会话已达上限，请稍后再试。",
+  "problem.too_many_session_rolls": "这个客户端的掷骰会话今天（按协调世界时计）掷骰次数已达上限，请明天再试。",
   "problem.invalid_session_id": "这不是一个会话编号。",
   "problem.invalid_app_key": "应用密钥须为 Ed25519 公钥的 64 位十六进制数字。",
   "problem.invalid_app_signature": "服务器不接受这个请求上的应用签名。",
