@@ -1397,7 +1397,7 @@ def rule_cases() -> Iterator[Case]:
 
 
 # =========================================================================== log format version 2
-# (/tmp/team/v2.md: commitments to the client seeds of two or more humans, abandon reasons and the timeout,
+# (SPEC §4.3 and §5: commitments to the client seeds of two or more humans, abandon reasons and the timeout,
 # move receipts.)  The version 1 cases above are left exactly as they were: legacy logs keep verifying.
 
 def index_of(doc: dict, kind: str, start: int = 0) -> int:
@@ -1574,7 +1574,7 @@ def v2_variants(path: tuple, value) -> list[tuple[str, object]]:
 
 
 def v2_expected(doc: dict, path: tuple, label: str, new) -> str | None:
-    """The check a change of this field calls for (v2.md, SPEC §7), re-signed; None for a legal game."""
+    """The check a change of this field calls for (SPEC §7), re-signed; None for a legal game."""
     if path == ("version",):
         return "log.format"  # there is no version 3
     if path == ("header", "abandon_timeout"):
@@ -1619,7 +1619,7 @@ def v2_field_cases() -> Iterator[Case]:
                                "sig.commitment" if path[0] == "header" else "sig.final")
 
 
-# ---- move receipts (v2.md): the server's signed word on the history after each move
+# ---- move receipts (SPEC §5.6): the server's signed word on the history after each move
 
 def move_receipts_of(doc: dict, counts, signer: Signer = OPERATOR) -> list[dict]:
     """The move receipts of this log's history after each of `counts` events, as the server signs them."""

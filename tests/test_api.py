@@ -136,7 +136,7 @@ def test_rules(client):
         assert [c["id"] for c in doc["categories"]] == list(rs.category_ids)
         assert {c["section"] for c in doc["categories"]} == {"upper", "lower"}
     assert [len(r["categories"]) for r in rules] == [12, 15, 13]
-    # the rule book's upper bonuses (RULES.md), not the core's table read back
+    # the rule book's upper bonuses (SPEC §3), not the core's table read back
     assert [(r["id"], r["upper_bonus"]) for r in rules] == [("yacht", 35), ("yatzy", 50), ("classic13", 35)]
 
 

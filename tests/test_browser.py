@@ -73,8 +73,8 @@ SMALL_PHONE = {"width": 320, "height": 568}
 LANDSCAPE = {"width": 844, "height": 390}
 TOUCH = {"is_mobile": True, "has_touch": True, "device_scale_factor": 2}
 
-# The box names of the seed documents (/work/shared/seeds, the Chinese rule pages the players know), in table
-# order, and the English names of RULES.md.
+# The box names of the seed documents (the Chinese rule pages the players know), in table order, and the
+# English names of SPEC §3.
 ZH_BOXES = {
     "yacht": "幺点 两点 三点 四点 五点 六点 自选 四条 葫芦 小顺 大顺 快艇",
     "yatzy": "一点 两点 三点 四点 五点 六点 一对 两对 三条 四条 小顺子 大顺子 葫芦 机会 亚兹",

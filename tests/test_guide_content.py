@@ -38,7 +38,7 @@ const names = (catalogue) => Object.fromEntries(Object.entries(catalogue).map(([
 console.log(JSON.stringify({ ...data, RULES, en, zh, placeholders: { en: names(en), zh: names(zh) } }));
 """
 
-# The seed documents' glossary (/work/shared/seeds, 001_…: "12 术语"), as the Chinese guide must name them.
+# The seed documents' glossary (the Chinese rule pages the players know: "12 术语"), as the Chinese guide must name them.
 SEED_TERMS = ["上区", "下区", "保留", "三条 / 四条", "葫芦", "小顺 / 大顺", "快艇", "机会", "快艇加成", "百搭", "写 0", "期望值"]
 # Names a Chinese text writes as they are, and the command line (kept in .cmd entries).
 NOT_TRANSLATED = {"Yahtzee", "Yatzy", "SHA", "fairdice", "verify"}

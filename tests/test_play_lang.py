@@ -11,7 +11,7 @@ from test_api_helpers import play_session
 
 pytestmark = pytest.mark.e2e
 
-# The box names of the Chinese rule documents (/work/shared/seeds), in yacht's table order.
+# The box names of the Chinese rule documents the players know, in yacht's table order.
 YACHT_ZH = ["幺点", "两点", "三点", "四点", "五点", "六点", "自选", "四条", "葫芦", "小顺", "大顺", "快艇"]
 
 

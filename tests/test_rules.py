@@ -11,7 +11,7 @@ from fairdice.errors import FairdiceError
 from fairdice.rules import RULESETS, options, ruleset, totals
 
 ALL_HANDS = list(product(range(1, 7), repeat=5))
-# The rule book's names and bonuses (RULES.md), written here rather than read from the core's tables.
+# The rule book's names and bonuses (SPEC §3), written here rather than read from the core's tables.
 UPPER = ("ones", "twos", "threes", "fours", "fives", "sixes")
 CATEGORY_IDS = {
     "yacht": UPPER + ("choice", "four_of_a_kind", "full_house", "small_straight", "large_straight", "yacht"),

@@ -10,7 +10,7 @@ The table cache (environment, files, locks, processes) is an edge: `fairdice.edg
 
 Start values: classic13 254.5877 (sd 59.61), yatzy 248.4400 (sd 38.50), yacht 191.7744 (sd 37.86).
 Classic13's often-quoted 254.5896 (Verhoeff) assumes a looser joker convention; under the forced joker of
-RULES.md the optimum is 254.5877, and both round to 254.59.
+SPEC §3.3 the optimum is 254.5877, and both round to 254.59.
 """
 
 from .policy import Optimal, SolvedTable, provide_tables, state_of, table_for

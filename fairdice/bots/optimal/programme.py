@@ -847,7 +847,7 @@ def joker_applies(states: StateSpace, mask: int) -> bool:
 def forced_joker_values(states: StateSpace, successors: np.ndarray, state: tuple[int, int, int]) -> list[float]:
     """Five alike of each face (1..6) under the forced joker (`joker_applies`), best box, table units.
 
-    The legal boxes (RULES.md; the batch kernel reads the same rule its own way): the face's upper box if
+    The legal boxes (SPEC §3.3; the batch kernel reads the same rule its own way): the face's upper box if
     open; else every open lower box, at its joker points; else every open upper box, at 0.  A five-alike
     box holding 50 adds the Yahtzee bonus."""
     mask, _, flag = state
