@@ -10,6 +10,7 @@ import pytest
 
 from api.store import SCHEMA_VERSION
 from api.stores.base import CLIENT_QUOTAS_TABLE, ClientGames
+from api.stores.sessions_base import SESSION_TABLES
 from test_store_contract import _finish, _stamp, backend, event, record, store  # noqa: F401 (fixtures)
 
 
@@ -70,7 +71,7 @@ def test_stats_count_the_quotas_and_measure_each_table(backend, store):
     stats = store.stats()
     assert stats["client_quotas"] == 1
     tables = stats["table_bytes"]
-    assert {"games", "events", "idempotency", "rate_limits", CLIENT_QUOTAS_TABLE} <= set(tables)
+    assert {"games", "events", "idempotency", "rate_limits", CLIENT_QUOTAS_TABLE, *SESSION_TABLES} <= set(tables)
     assert all(size > 0 for size in tables.values())
     if backend.name == "sqlite":  # every page belongs to a table (or is one of SQLite's own schema pages)
         page = stats["bytes"] // backend.execute("PRAGMA page_count")[0][0]

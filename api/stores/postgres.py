@@ -54,7 +54,7 @@ from psycopg import errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .postgres_sessions import PostgresSessions, create_session_tables
-from .sessions_base import utc_day
+from .sessions_base import SESSION_TABLES, utc_day
 from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
                    Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
                    Snapshot, Store, StoreError, Unavailable, check_quota, check_rate, dumps, is_postgres_url,
@@ -533,7 +533,8 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
             f"(SELECT count(*) FROM {CLIENT_QUOTAS_TABLE}) FROM games")
         tables = dict(self._rows(
             "SELECT t, pg_total_relation_size(t::regclass) FROM unnest(%s::text[]) AS t ORDER BY t",
-            (["fairdice_schema", "games", "events", "idempotency", "rate_limits", CLIENT_QUOTAS_TABLE],)))
+            (["fairdice_schema", "games", "events", "idempotency", "rate_limits", CLIENT_QUOTAS_TABLE,
+              *SESSION_TABLES],)))
         return {"backend": "postgresql", "games": games, "unfinished": unfinished, "events": events,
                 "idempotency_records": idempotency, "rate_limits": rate_limits, "client_quotas": quotas,
                 "bytes": sum(tables.values()), "table_bytes": tables, "wal_bytes": None}

@@ -28,6 +28,9 @@ from .base import StoreError, check_quota
 
 SESSION_QUOTAS = ("sessions", "rolls")  # opened in any 24 hours; rolled in a UTC day
 CLIENT_SESSION_QUOTAS_TABLE = "client_session_quotas"
+# every table the sessions keep, as a store sizes them (stats)
+SESSION_TABLES = ("sessions", "session_seeds", "session_events", "session_idempotency", "session_rolls_by_day",
+                  CLIENT_SESSION_QUOTAS_TABLE)
 SESSION_QUOTA_TABLES = [
     "CREATE INDEX IF NOT EXISTS sessions_by_client ON sessions (client, created_at)",
     f"CREATE TABLE IF NOT EXISTS {CLIENT_SESSION_QUOTAS_TABLE} (client TEXT NOT NULL, "
