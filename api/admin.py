@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 from .config import settings
+from .errors import ServiceError
 from .lifecycle import stamp
 from .serve import add_store_options, database_error
 
@@ -91,7 +92,7 @@ def non_negative(text: str) -> int:
     return int(text)
 
 
-class AdminError(Exception):
+class AdminError(ServiceError):
     """Why the command cannot run, in one line."""
 
 

@@ -3,7 +3,7 @@
 A table takes seconds to a minute to build.  Rather than hold a request (and
 its worker) that long, the first request that needs a missing table starts
 one background build in this process and is answered 503 with Retry-After;
-`fairdice.edges.table_cache` serialises builders across processes, so the other
+`fairdice.adapters.table_cache` serialises builders across processes, so the other
 workers and `fairdice tables build` wait for that one build instead of
 repeating it.
 """
@@ -13,12 +13,15 @@ from __future__ import annotations
 import logging
 import threading
 
-from fairdice.edges import table_cache
-from fairdice.errors import FairdiceError
+from fairdice.adapters import table_cache
 from fairdice.game import Setup
 
-# The server's table source: the cache, never built into by a decision (require_table builds in the background).
-table_cache.install(build=False)
+from .errors import RefusalError
+
+# The server's table source, passed to the core (play_bots, hint, analyze): the cache, never built into by a
+# decision (require_table builds in the background); and the published bots made with it.
+TABLES = table_cache.source(build=False)
+BOTS = table_cache.bots(build=False)
 
 RETRY_AFTER_SECONDS = 15
 log = logging.getLogger("fairdice.api")
@@ -27,7 +30,7 @@ _building: set[str] = set()
 _guard = threading.Lock()
 
 
-class TableNotReady(FairdiceError):
+class TableNotReadyError(RefusalError):
     """The table is being built: retry after `retry_after` seconds (HTTP 503 with Retry-After)."""
     kind = "unavailable"
 
@@ -40,8 +43,8 @@ def require_table(rules_id: str) -> None:
         if rules_id not in _building:
             _building.add(rules_id)
             threading.Thread(target=_build, args=(rules_id,), name=f"optimal-{rules_id}", daemon=True).start()
-    raise TableNotReady("engine_warming_up", f"the optimal engine's {rules_id} table is being built (once per "
-                        "machine, up to a minute or two); retry shortly", retry_after=RETRY_AFTER_SECONDS)
+    raise TableNotReadyError("engine_warming_up", f"the optimal engine's {rules_id} table is being built (once per "
+                             "machine, up to a minute or two); retry shortly", retry_after=RETRY_AFTER_SECONDS)
 
 
 def require_bot_tables(setup: Setup) -> None:

@@ -6,7 +6,7 @@ idempotent replays, the server's timeout abandon, and rendering the state
 with its signed move receipt.  Every rule of the game stays in the core:
 commands go to `fairdice.game.Game`, bot turns to `fairdice.bots.play_bots`,
 transcripts and receipts to `fairdice.log`.  Refusals are domain errors
-(`FairdiceError` and the three below); the HTTP layer maps them to statuses.
+(`FairdiceError`, `GameNotFoundError` and the two below); the HTTP layer maps them to statuses.
 
 Every move is answered with the whole state document.  It is written as JSON
 text by `StateText` from fragments kept with the game between its moves
@@ -30,15 +30,16 @@ from dataclasses import dataclass
 
 from fairdice import derive
 from fairdice.bots import play_bots, position_of
-from fairdice.errors import FairdiceError, NotNow
+from fairdice.errors import FairdiceError, NotNowError
 from fairdice.game import DEFAULT_ABANDON_TIMEOUT, PLAYING, Game, Setup, check_abandon_timeout
 from fairdice.hint import hint as advise
 from fairdice.log import Chain, build_log, canonical, final_block, open_log, setup_from_header
 
-from .engines import require_bot_tables, require_table
+from .engines import BOTS, TABLES, require_bot_tables, require_table
 from .keys import KeyRing
-from .store import (Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Remembered, Store,
-                    StoreError, Unavailable)
+from .errors import RefusalError
+from .store import (BusyError, ConflictError, DuplicateGameError, GameNotFoundError, GameRecord, Remember, Remembered,
+                    Store, StoreError, UnavailableError)
 
 TOKEN_BYTES = 32
 GAME_ID_BYTES = 12  # 16 URL-safe characters
@@ -53,23 +54,24 @@ def token_hash(token: str) -> str:
 
 
 @dataclass(frozen=True)
-class Reply:
-    status: int
+class Answer:
+    """What a command answers, as a domain value: the state document (JSON text), and whether it is the answer
+    kept for an earlier request with the same Idempotency-Key.  The routes choose the HTTP status and headers."""
     body: str  # JSON text
     replayed: bool = False
 
 
-class UnknownGame(FairdiceError):
-    """No game has this id (HTTP 404)."""
-    kind = "not_found"
+# The status an idempotency record keeps beside a kept answer (the store's `status` column, kept for its schema):
+# every kept answer is a command's, which the routes answer 200.  A replay is answered by the route as well.
+KEPT_STATUS = 200
 
 
-class Forbidden(FairdiceError):
+class ForbiddenError(RefusalError):
     """The token is not one of this game's, or its holder may not make this move (HTTP 403)."""
     kind = "forbidden"
 
 
-class TooManyUnfinished(FairdiceError):
+class TooManyUnfinishedError(RefusalError):
     """The client already has as many unfinished games as a client may (HTTP 429)."""
     kind = "quota"
 
@@ -77,10 +79,6 @@ class TooManyUnfinished(FairdiceError):
 # json.dumps(doc, separators=(",", ":"), ensure_ascii=False), without building an encoder for every call
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 _string = json.encoder.encode_basestring  # a str as that encoder writes it
-
-
-def not_found(game_id: str) -> UnknownGame:
-    return UnknownGame("game_not_found", f"no game with id {game_id!r}")
 
 
 def _epoch(stamp: str) -> int:
@@ -108,7 +106,7 @@ class Games:
         self._chains_lock = threading.Lock()
         # Games this process has just stored, by id, with their state writer: a command takes its game out and
         # puts it back only once its events are committed.  A copy that another worker has overtaken cannot do
-        # harm: its append expects the old event count and gets Conflict, so the command is computed again on a
+        # harm: its append expects the old event count and gets ConflictError, so the command is computed again on a
         # fresh load.
         self._live: OrderedDict[str, _Live] = OrderedDict()
         self._live_cache = live_cache
@@ -116,7 +114,7 @@ class Games:
     # --- creating -----------------------------------------------------------------
 
     def create(self, rules, seats, first=0, upper_first=False, client: str = "") -> dict:
-        """A new game; TooManyUnfinished if `client` (who asks, as the rate limits name it) already has
+        """A new game; TooManyUnfinishedError if `client` (who asks, as the rate limits name it) already has
         `max_unfinished` unfinished games.  The quota is checked before the game is stored, not in the same
         transaction: clients racing their own creations may end one or two games over it."""
         for _ in range(3):
@@ -137,7 +135,7 @@ class Games:
                                 status=game.status, client=client)
             try:
                 self.store.create_game(record)
-            except DuplicateGame:
+            except DuplicateGameError:
                 continue
             self._setups_put(game_id, setup)
             self._keep(_Live(record, game, StateText(record, setup)))
@@ -159,7 +157,7 @@ class Games:
         raise StoreError("could not find an unused game id")
 
     def _check_quota(self, client: str) -> None:
-        """TooManyUnfinished if `client` has as many unfinished games as it may: `max_unfinished`, or the quota an
+        """TooManyUnfinishedError if `client` has as many unfinished games as it may: `max_unfinished`, or the quota an
         operator set for it (`fairdice admin quota`; 0: none); with no quota at all (0) the store is not asked.
         The refusal's retry_after (Retry-After) is when, at the soonest, the server's timeout abandons the
         client's idlest game, so that a client that finishes nothing learns when a place frees by itself."""
@@ -170,7 +168,7 @@ class Games:
         if not limit or standing.unfinished < limit:
             return
         retry_after = max(1, _epoch(standing.idle_since) + self.abandon_timeout - int(time.time()))
-        raise TooManyUnfinished(
+        raise TooManyUnfinishedError(
             "too_many_unfinished_games",
             f"this client has {standing.unfinished} unfinished games, the most it may have; finish or abandon one "
             f"first (a game without a move for {self.abandon_timeout} s is abandoned by the server: the idlest "
@@ -181,7 +179,7 @@ class Games:
     def state(self, game_id: str, since: int = 0, limit: int = EVENTS_PAGE_MAX) -> str:
         snap = self.store.snapshot(game_id)
         if snap is None:
-            raise not_found(game_id)
+            raise GameNotFoundError(game_id)
         game = self._restore(snap.record, snap.events)
         return StateText(snap.record, game.setup).text(game, self._receipt(snap.record, game), since, limit)
 
@@ -191,7 +189,7 @@ class Games:
             return stored
         snap = self.store.snapshot(game_id)
         if snap is None:
-            raise not_found(game_id)
+            raise GameNotFoundError(game_id)
         game = self._restore(snap.record, snap.events)
         return _json(build_log(snap.record.opened, game, self.keys.signer_for(snap.record.key_id)))
 
@@ -202,17 +200,17 @@ class Games:
         on it.  409 unless the game is playing with a human seat to move."""
         snap = self.store.snapshot(game_id)
         if snap is None:
-            raise not_found(game_id)
+            raise GameNotFoundError(game_id)
         game = self._restore(snap.record, snap.events)
         if game.status != PLAYING:
-            raise NotNow("not_playing", f"the game is {game.status}; hints are given only during play")
+            raise NotNowError("not_playing", f"the game is {game.status}; hints are given only during play")
         seat = game.current_seat
         if game.setup.seats[seat].is_bot:
-            raise NotNow("bot_to_move", f"seat {seat} is a bot; hints are for human seats", current_seat=seat)
+            raise NotNowError("bot_to_move", f"seat {seat} is a bot; hints are for human seats", current_seat=seat)
         if not game.setup.upper_first:  # the house rule is advised by the ev engine, without a table
             require_table(game.rules.id)
         try:
-            doc = advise(position_of(game))
+            doc = advise(position_of(game), TABLES)
         except FairdiceError as exc:  # the engine failed (say a table that does not match): not the client's doing
             raise RuntimeError(f"hint for game {game_id}: {exc.code}: {exc.message}") from exc
         context = {"game_id": game_id, "seat": seat, "turn": game.turn, "dice": list(game.dice),
@@ -224,37 +222,37 @@ class Games:
     # Each move takes `signed`: the player's signature of a version 3 game (SPEC §5.7), as a dict of
     # player_signature and event_count (and player_key with a seat's first command), or {} for none.
 
-    def commit_client_seed(self, game_id, token, commitment, idempotency_key=None, signed=None) -> Reply:
+    def commit_client_seed(self, game_id, token, commitment, idempotency_key=None, signed=None) -> Answer:
         """A seat's commitment to its client seed (games of two or more humans)."""
         signed = signed or {}
         return self._command(game_id, token, "client_seed_commit", {"commitment": commitment, **signed},
                              idempotency_key, lambda game, seat: game.commit_client_seed(_player(seat), commitment,
                                                                                          **signed))
 
-    def client_seed(self, game_id, token, client_seed, salt=None, idempotency_key=None, signed=None) -> Reply:
+    def client_seed(self, game_id, token, client_seed, salt=None, idempotency_key=None, signed=None) -> Answer:
         """A seat's client seed; with its salt, the reveal of a commitment."""
         signed = signed or {}
         payload = {"client_seed": client_seed, **({"salt": salt} if salt is not None else {}), **signed}
         return self._command(game_id, token, "client_seed", payload, idempotency_key,
                              lambda game, seat: game.supply_client_seed(seat, client_seed, salt, **signed))
 
-    def roll(self, game_id, token, hold, idempotency_key=None, signed=None) -> Reply:
+    def roll(self, game_id, token, hold, idempotency_key=None, signed=None) -> Answer:
         signed = signed or {}
         return self._command(game_id, token, "roll", {"hold": hold, **signed}, idempotency_key,
                              lambda game, seat: game.roll(_player(seat), hold, **signed))
 
-    def score(self, game_id, token, category, idempotency_key=None, signed=None) -> Reply:
+    def score(self, game_id, token, category, idempotency_key=None, signed=None) -> Answer:
         signed = signed or {}
         return self._command(game_id, token, "score", {"category": category, **signed}, idempotency_key,
                              lambda game, seat: game.score(_player(seat), category, **signed))
 
-    def abandon(self, game_id, token, idempotency_key=None, signed=None) -> Reply:
+    def abandon(self, game_id, token, idempotency_key=None, signed=None) -> Answer:
         """The token's seat gives up (reason "player"); the operator token of a game without humans too."""
         signed = signed or {}
         return self._command(game_id, token, "abandon", dict(signed), idempotency_key,
                              lambda game, seat: game.abandon(seat, "player", **signed))
 
-    def expire(self, game_id: str, now: float | None = None) -> Reply:
+    def expire(self, game_id: str, now: float | None = None) -> Answer:
         """The server's own abandon (seat null, reason "timeout"), refused (409 `not_expired`) unless the game
         has had no move for its header's `abandon_timeout` seconds by the store's clock.  `now`: seconds since
         the epoch (default: this machine's clock).  The store keeps whole seconds, so the wait is counted from
@@ -265,21 +263,21 @@ class Games:
             live = self._load(game_id)
             record, game = live.record, live.game
             if game.over:
-                raise NotNow("game_over", f"the game is already {game.status}")
+                raise NotNowError("game_over", f"the game is already {game.status}")
             timeout = game.setup.abandon_timeout or self.abandon_timeout  # version 1 games: this server's
             idle = now - (_epoch(record.updated_at) + 1)
             if idle < timeout:
-                raise NotNow("not_expired", f"the game has waited {max(0, int(idle))} s for a move; the server may "
-                                            f"abandon it after {timeout} s", abandon_timeout=timeout)
+                raise NotNowError("not_expired", f"the game has waited {max(0, int(idle))} s for a move; the server "
+                                                 f"may abandon it after {timeout} s", abandon_timeout=timeout)
             before = len(game.events)
             game.abandon(None, "timeout")
             try:
                 return self._store_move(live, before)
-            except Conflict:
+            except ConflictError:
                 continue  # someone moved meanwhile: judge again on the new history
-        raise Busy(f"game {game_id} changed {MAX_ATTEMPTS} times while it was being expired")
+        raise BusyError(f"game {game_id} changed {MAX_ATTEMPTS} times while it was being expired")
 
-    def _command(self, game_id, token, action, payload, idempotency_key, apply) -> Reply:
+    def _command(self, game_id, token, action, payload, idempotency_key, apply) -> Answer:
         """Compute the command on the game as stored, then append its events only if no other
         event was stored meanwhile (else compute again on the new history)."""
         presented = token_hash(token)
@@ -310,35 +308,32 @@ class Games:
                 raise
             try:
                 return self._store_move(live, before, seat, idempotency_key, fingerprint)
-            except Conflict:
+            except ConflictError:
                 continue  # another request got there first; this copy is dropped
-        raise Busy(f"game {game_id} changed {MAX_ATTEMPTS} times while this command was computed")
+        raise BusyError(f"game {game_id} changed {MAX_ATTEMPTS} times while this command was computed")
 
-    def _store_move(self, live: _Live, before: int, seat=None, idempotency_key=None, fingerprint: str = "") -> Reply:
+    def _store_move(self, live: _Live, before: int, seat=None, idempotency_key=None, fingerprint: str = "") -> Answer:
         """After a command applied to the game (events from `before` on): the bots move, the answer is rendered
         with its receipt, and the new events are appended if the stored game still has `before` events
-        (else Conflict), with the answer kept under the seat's Idempotency-Key when there is one."""
+        (else ConflictError), with the answer kept under the seat's Idempotency-Key when there is one."""
         record, game = live.record, live.game
         game_id = record.game_id
-        play_bots(game)  # bots whose turn it is move now (a no-op while a human is to move)
+        play_bots(game, BOTS)  # bots whose turn it is move now (a no-op while a human is to move)
         reveal = None
         if game.over:
             signer = self.keys.signer_for(record.key_id)
             reveal = (game.revealed_seed().hex(), _json(build_log(record.opened, game, signer)))
         new_events = game.events[before:]
         body = live.view.text(game, self._sign(record, game.chain), since=before)
-        kept = (Remember(seat, idempotency_key, fingerprint, 200, _reference(before, len(game.events)))
+        kept = (Remember(seat, idempotency_key, fingerprint, KEPT_STATUS, _reference(before, len(game.events)))
                 if idempotency_key is not None else None)
-        try:
-            seen = self.store.append(game_id, before, new_events, game.status, reveal, kept)
-        except GameNotFound:
-            raise not_found(game_id) from None
+        seen = self.store.append(game_id, before, new_events, game.status, reveal, kept)
         if seen is not None:  # a twin request with the same key got there first: its answer, from the store
             snap = self.store.snapshot(game_id)
             return self._replay(snap.record, snap.events, seen, fingerprint)
         if not game.over:
             self._keep(live)
-        return Reply(200, body)
+        return Answer(body)
 
     def _take(self, game_id: str) -> tuple[_Live, bool]:
         """The game as this process last stored it (removed from the cache while in use), else as loaded;
@@ -351,7 +346,7 @@ class Games:
     def _load(self, game_id: str) -> _Live:
         snap = self.store.snapshot(game_id)
         if snap is None:
-            raise not_found(game_id)
+            raise GameNotFoundError(game_id)
         game = self._restore(snap.record, snap.events)
         return _Live(snap.record, game, StateText(snap.record, game.setup))
 
@@ -371,7 +366,7 @@ class Games:
 
     # --- kept answers (Idempotency-Key) -------------------------------------------------
 
-    def _replay(self, record: GameRecord, events: list[dict], seen: Remembered, fingerprint: str) -> Reply:
+    def _replay(self, record: GameRecord, events: list[dict], seen: Remembered, fingerprint: str) -> Answer:
         """The answer kept under an Idempotency-Key, if it was kept for this same request."""
         if not hmac.compare_digest(seen.fingerprint, fingerprint):
             raise FairdiceError("idempotency_key_reused", "this Idempotency-Key was used for a different request "
@@ -379,7 +374,7 @@ class Games:
         body = seen.body
         if body.startswith(REFERENCE_PREFIX):
             body = self._rebuild(record, events, *_parse_reference(record.game_id, body))
-        return Reply(seen.status, body, replayed=True)
+        return Answer(body, replayed=True)
 
     def _rebuild(self, record: GameRecord, events: list[dict], since: int, count: int) -> str:
         """The state document answered after the first `count` events of the history, with the events from
@@ -391,8 +386,8 @@ class Games:
             if snap is not None:
                 record, events = snap.record, snap.events
         if not 0 <= since <= count <= len(events):
-            raise Unavailable("database_corrupt", f"game {record.game_id}: a kept answer refers to events "
-                                                  f"{since}..{count} of {len(events)}")
+            raise UnavailableError("database_corrupt", f"game {record.game_id}: a kept answer refers to events "
+                                                       f"{since}..{count} of {len(events)}")
         game = Game.restore(self._setup(record), self._seed(record), events[:count], record.opened["header"])
         return StateText(record, game.setup).text(game, self._sign(record, game.chain), since=since)
 
@@ -453,26 +448,26 @@ def _parse_reference(game_id: str, body: str) -> tuple[int, int]:
     try:
         since, count = (int(part) for part in body[len(REFERENCE_PREFIX):].split(":"))
     except ValueError:
-        raise Unavailable("database_corrupt", f"game {game_id}: a kept answer is neither a state document nor "
-                                              "a reference") from None
+        raise UnavailableError("database_corrupt", f"game {game_id}: a kept answer is neither a state document nor "
+                                                   "a reference") from None
     return since, count
 
 
 def _player(seat):
     if seat is None:
-        raise Forbidden("not_a_player", "the operator token of a game without human seats cannot move")
+        raise ForbiddenError("not_a_player", "the operator token of a game without human seats cannot move")
     return seat
 
 
 def authenticate(record: GameRecord, presented_hash: str):
-    """The seat whose token hashes to `presented_hash` (None: the operator); Forbidden if none.
+    """The seat whose token hashes to `presented_hash` (None: the operator); ForbiddenError if none.
     Every stored hash is compared, in constant time."""
     found, seat = False, None
     for entry in record.tokens:
         if hmac.compare_digest(entry["sha256"], presented_hash):
             found, seat = True, entry["seat"]
     if not found:
-        raise Forbidden("invalid_token", "this token does not belong to a seat of this game")
+        raise ForbiddenError("invalid_token", "this token does not belong to a seat of this game")
     return seat
 
 

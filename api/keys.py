@@ -50,6 +50,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
 from fairdice.log import Signer
 
+from .errors import ServiceError
 from .files import make_private_dirs
 
 SIGNING_FILE = "signing-ed25519.pem"
@@ -66,8 +67,9 @@ SEAL_VERSION = b"\x01"
 NONCE_BYTES = 12
 
 
-class KeyFileError(RuntimeError):
-    """A key file is missing, unreadable or malformed, or not the one the stored games need."""
+class KeyFileError(ServiceError, RuntimeError):
+    """A key file of the server's (its signing keys, its seed box) is missing, unreadable or malformed, or not
+    the one the stored games need.  (The verifier's `PublicKeyFileError` is about a public key given to it.)"""
 
 
 # --- files ----------------------------------------------------------------------------------------

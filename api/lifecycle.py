@@ -5,13 +5,13 @@ servers that share a database spread out; 0: never) a round
 
 - abandons the games that have had no move for `abandon_timeout` seconds: `Games.expire` ends each as the
   server (seat null, reason "timeout"), reveals its seed and signs its log like any abandon, and refuses
-  (NotNow) a game that moved meanwhile, is over already, or whose own header promises a longer wait;
+  (NotNowError) a game that moved meanwhile, is over already, or whose own header promises a longer wait;
 - deletes the Idempotency-Key answers older than `idempotency_ttl` seconds and the rate-limit rows that no
   longer limit anyone, and cuts the SQLite WAL back to nothing (`Store.prune`).
 
 Rounds in several workers at once are safe: an expiry is a compare-and-append like any move, so two workers
 expiring one game store one abandon (the other is refused: the game is over), and pruning deletes rows that
-no request may use any more.  A store fault (Busy, Unavailable) ends the round with a warning; the next
+no request may use any more.  A store fault (BusyError, UnavailableError) ends the round with a warning; the next
 round tries again.
 """
 
@@ -22,10 +22,10 @@ import random
 import threading
 import time
 
-from fairdice.errors import NotNow
+from fairdice.errors import NotNowError
 
-from .games import UnknownGame
-from .store import Busy, Unavailable
+from .games import GameNotFoundError
+from .store import BusyError, UnavailableError
 
 JITTER = 0.2  # each wait is the interval times 1 +- JITTER
 EXPIRE_BATCH = 100  # stale games asked of the store at once
@@ -102,9 +102,9 @@ class Maintenance:
     def _expire(self, game_id: str, now: float) -> bool:
         try:
             self.games.expire(game_id, now=now)
-        except (NotNow, UnknownGame):
+        except (NotNowError, GameNotFoundError):
             return False  # moved meanwhile, over already (another worker), or its own wait is longer
-        except (Busy, Unavailable):
+        except (BusyError, UnavailableError):
             raise
         except Exception:
             if game_id not in self._failed_games:
@@ -116,7 +116,7 @@ class Maintenance:
     def _guarded(self, what: str, work, *args):
         try:
             return work(*args)
-        except (Busy, Unavailable) as exc:
+        except (BusyError, UnavailableError) as exc:
             log.warning("maintenance: could not %s now (%s): the next round tries again", what, exc)
         except Exception:
             log.exception("maintenance: could not %s", what)

@@ -34,7 +34,7 @@ Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
 
-class RateLimited(ApiError):
+class RateLimitedError(ApiError):
     """429: the client (or the token) has used up its rate; retry after `retry_after` whole seconds."""
 
     def __init__(self, limit: str, rate: Rate, wait: float, what: str):
@@ -133,7 +133,7 @@ class Limiter:
         return client_address(peer, forwarded_for, self.trusted)
 
     def check_create(self, client: str) -> None:
-        """Count one game creation by `client`; RateLimited past its rate."""
+        """Count one game creation by `client`; RateLimitedError past its rate."""
         self._count([("create", f"create:{client}", self.create)])
 
     def check_move(self, client: str, token: str) -> None:
@@ -151,7 +151,7 @@ class Limiter:
         if wait > 0:
             refused = getattr(wait, "key", None)  # a RateWait names its key; else the first counted limit
             limit, _, rate = next((entry for entry in counted if entry[1] == refused), counted[0])
-            raise RateLimited(limit, rate, wait, WHAT[limit])
+            raise RateLimitedError(limit, rate, wait, WHAT[limit])
 
 
 WHAT = {"create": "games created from this address", "token": "moves with this token",

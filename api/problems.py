@@ -7,8 +7,9 @@ Nothing here ever includes a server seed: details come from the core's
 refusals (which name rules, seats and categories only) or from this adapter.
 
 `register(app)` installs the error handlers: the service and the core raise
-domain errors (`FairdiceError` with a `kind`, the store's `Busy` and
-`Unavailable`) and only this module knows which HTTP status each one gets.
+domain errors (`FairdiceError` with a `kind`, the service's `RefusalError`s
+in the same shape, the store's `BusyError` and `UnavailableError`) and only
+this module knows which HTTP status each one gets.
 """
 
 from __future__ import annotations
@@ -22,7 +23,8 @@ from werkzeug.exceptions import HTTPException
 
 from fairdice.errors import FairdiceError
 
-from .stores.base import Busy, Unavailable
+from .errors import ServiceError
+from .stores.base import BusyError, UnavailableError
 
 PROBLEM_JSON = "application/problem+json"
 TYPE_PREFIX = "urn:fairdice:problem:"
@@ -36,7 +38,7 @@ STATUS_OF_KIND = {"invalid": 422, "conflict": 409, "not_found": 404, "forbidden"
 log = logging.getLogger("fairdice.api")
 
 
-class ApiError(Exception):
+class ApiError(ServiceError):
     """A refusal decided by the HTTP adapter itself (malformed body, token, rate limit...)."""
 
     def __init__(self, status: int, code: str, detail: str, headers: dict | None = None, **extra):
@@ -99,7 +101,7 @@ UNAVAILABLE_TEXT = {"disk_full": "the server's disk is full", "read_only": "the 
                     "database_corrupt": "the server's database is damaged"}
 
 
-def from_unavailable(exc: Unavailable) -> Response:
+def from_unavailable(exc: UnavailableError) -> Response:
     """The store cannot serve now (disk full, read-only, database gone or unreachable): 503, code = the reason."""
     cause = UNAVAILABLE_TEXT.get(exc.reason, "the server's database cannot serve now")
     return problem(503, exc.reason, f"{cause}; retry later",
@@ -119,10 +121,10 @@ def register(app: Flask, max_body: int) -> None:
     """Answer every error raised while handling a request with a problem document (`max_body`: the body
     limit in bytes, named in a 413's detail)."""
 
-    def busy(exc: Busy) -> Response:
+    def busy(exc: BusyError) -> Response:
         return problem(503, "busy", "the server is busy; retry shortly", {"Retry-After": str(BUSY_RETRY_AFTER)})
 
-    def unavailable(exc: Unavailable) -> Response:
+    def unavailable(exc: UnavailableError) -> Response:
         log.error("store unavailable on %s %s: %s: %s", request.method, request.path, exc.reason, exc.detail)
         return from_unavailable(exc)
 
@@ -138,7 +140,7 @@ def register(app: Flask, max_body: int) -> None:
 
     app.register_error_handler(ApiError, from_api_error)
     app.register_error_handler(FairdiceError, from_core_error)
-    app.register_error_handler(Busy, busy)
-    app.register_error_handler(Unavailable, unavailable)
+    app.register_error_handler(BusyError, busy)
+    app.register_error_handler(UnavailableError, unavailable)
     app.register_error_handler(HTTPException, http_error)
     app.register_error_handler(Exception, unexpected)

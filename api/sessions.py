@@ -36,12 +36,13 @@ from fairdice.chain import canonical
 from fairdice.errors import FairdiceError
 from fairdice.sessions import SESSION_LOG_FORMAT, SESSION_LOG_VERSION, Session, Tail, receipt, session_header
 
-from .games import Forbidden, Reply, _epoch, token_hash
+from .errors import RefusalError
+from .games import KEPT_STATUS, Answer, ForbiddenError, _epoch, token_hash
 from .keys import KeyRing
 from .lifecycle import stamp
-from .store import Busy, Conflict, Remember, Remembered
-from .stores.sessions_base import (RollQuota, RollsExhausted, SessionNotFound, SessionRecord, SessionState,
-                                   utc_day)
+from .store import BusyError, ConflictError, Remember, Remembered
+from .stores.sessions_base import (RollQuota, RollsExhaustedError, SessionNotFoundError, SessionRecord,
+                                   SessionState, utc_day)
 
 SESSION_ID_BYTES = 12  # "s-" and 24 hex digits
 TOKEN_BYTES = 32
@@ -51,23 +52,14 @@ QUOTA_WINDOW = 86400  # seconds: FAIRDICE_MAX_SESSIONS counts the sessions a cli
 _json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
 
 
-class UnknownSession(FairdiceError):
-    """No session has this id (HTTP 404)."""
-    kind = "not_found"
-
-
-class TooManySessions(FairdiceError):
+class TooManySessionsError(RefusalError):
     """The client opened as many sessions in the last day as a client may (HTTP 429)."""
     kind = "quota"
 
 
-class TooManySessionRolls(FairdiceError):
+class TooManySessionRollsError(RefusalError):
     """The client's sessions made as many rolls this UTC day as a client's may (HTTP 429)."""
     kind = "quota"
-
-
-def not_found(session_id: str) -> UnknownSession:
-    return UnknownSession("session_not_found", f"no session with id {session_id!r}")
 
 
 def _seal_label(session_id: str, pair: int) -> str:
@@ -92,7 +84,7 @@ class Sessions:
     # --- creating -----------------------------------------------------------------
 
     def create(self, client: str = "") -> dict:
-        """A new session: the first pair's commitment and the next one's, signed in the header; TooManySessions
+        """A new session: the first pair's commitment and the next one's, signed in the header; TooManySessionsError
         if `client` (who asks, as the rate limits name it) opened its quota of sessions in the last day.  The
         quota is checked before the session is stored, not in the same transaction: a client racing its own
         openings may end one or two over it."""
@@ -112,7 +104,7 @@ class Sessions:
                 "commitment_signature": opened["commitment_signature"], "event_count": 0}
 
     def _check_quota(self, client: str) -> None:
-        """TooManySessions if `client` opened as many sessions in the last day as it may: `max_sessions`, or the
+        """TooManySessionsError if `client` opened as many sessions in the last day as it may: `max_sessions`, or the
         quota an operator set for it (0: none); with no quota at all (0) the store is not asked.  The refusal's
         retry_after (Retry-After) is when the oldest of those sessions leaves the day's window."""
         if not self.max_sessions:
@@ -123,7 +115,7 @@ class Sessions:
         if not limit or standing.opened < limit:
             return
         retry_after = max(1, _epoch(standing.oldest) + QUOTA_WINDOW - current)
-        raise TooManySessions(
+        raise TooManySessionsError(
             "too_many_sessions",
             f"this client opened {standing.opened} dice sessions in the last {QUOTA_WINDOW} s, the most it may; "
             f"roll in one of them (a session takes any number of rolls and rotations), or open another in "
@@ -137,25 +129,25 @@ class Sessions:
 
     # --- commands -----------------------------------------------------------------
 
-    def client_seed(self, session_id, token, client_seed, app_key=None, idempotency_key=None) -> Reply:
+    def client_seed(self, session_id, token, client_seed, app_key=None, idempotency_key=None) -> Answer:
         payload = {"client_seed": client_seed, "app_key": app_key}
         return self._command(session_id, token, "client_seed", payload, idempotency_key,
                              lambda s: (s.supply_client_seed(client_seed, app_key), None))
 
-    def roll(self, session_id, token, dice, signed=None, idempotency_key=None) -> Reply:
+    def roll(self, session_id, token, dice, signed=None, idempotency_key=None) -> Answer:
         signed = signed or {}
         try:
             return self._command(session_id, token, "roll", {"dice": dice, **signed}, idempotency_key,
                                  lambda s: (s.roll(dice, **signed), None))
-        except RollsExhausted as exc:
+        except RollsExhaustedError as exc:
             retry_after = QUOTA_WINDOW - int(time.time()) % QUOTA_WINDOW  # to the next UTC midnight
-            raise TooManySessionRolls(
+            raise TooManySessionRollsError(
                 "too_many_session_rolls",
                 f"the sessions this client opened made {exc.rolled} rolls today (UTC), the most they may; roll "
                 f"again after midnight UTC, in {retry_after} s", max_session_rolls=exc.most,
                 retry_after=retry_after) from None
 
-    def rotate(self, session_id, token, client_seed=None, app_key=None, signed=None, idempotency_key=None) -> Reply:
+    def rotate(self, session_id, token, client_seed=None, app_key=None, signed=None, idempotency_key=None) -> Answer:
         signed = signed or {}
         payload = {"client_seed": client_seed, "app_key": app_key, **signed}
 
@@ -167,7 +159,7 @@ class Sessions:
 
         return self._command(session_id, token, "rotate", payload, idempotency_key, apply)
 
-    def _command(self, session_id, token, action, payload, idempotency_key, apply) -> Reply:
+    def _command(self, session_id, token, action, payload, idempotency_key, apply) -> Answer:
         """Compute the command on the session as stored, then append its events only if no other event was
         stored meanwhile (else compute again on the new history)."""
         presented = token_hash(token)
@@ -175,7 +167,7 @@ class Sessions:
         for _ in range(MAX_ATTEMPTS):
             state = self._state(session_id)
             if not hmac.compare_digest(state.record.token_sha256, presented):
-                raise Forbidden("invalid_token", "this token is not the session's")
+                raise ForbiddenError("invalid_token", "this token is not the session's")
             if idempotency_key is not None:
                 seen = self.store.session_recall(session_id, idempotency_key)
                 if seen is not None:
@@ -185,16 +177,15 @@ class Sessions:
             body = self._answer(state, session, action)
             rows = [(event, {**tail.as_dict(), "revealed": self._revealed(state, session, i)})
                     for i, (event, tail) in enumerate(zip(events, session.tails))]
-            kept = Remember(None, idempotency_key, fingerprint, 200, body) if idempotency_key is not None else None
+            kept = (Remember(None, idempotency_key, fingerprint, KEPT_STATUS, body) if idempotency_key is not None
+                    else None)
             try:
                 seen = self.store.session_append(session_id, state.event_count, rows, new_seed, kept,
                                                  self._roll_quota(state.record.client))
-            except Conflict:
+            except ConflictError:
                 continue
-            except SessionNotFound:
-                raise not_found(session_id) from None
-            return Reply(200, body) if seen is None else _replayed(seen, fingerprint)
-        raise Busy(f"session {session_id} changed {MAX_ATTEMPTS} times while this command was computed")
+            return Answer(body) if seen is None else _replayed(seen, fingerprint)
+        raise BusyError(f"session {session_id} changed {MAX_ATTEMPTS} times while this command was computed")
 
     # --- reading ------------------------------------------------------------------
 
@@ -222,10 +213,10 @@ class Sessions:
 
     def _state(self, session_id) -> SessionState:
         if not isinstance(session_id, str):
-            raise not_found(str(session_id))
+            raise SessionNotFoundError(str(session_id))
         state = self.store.session_state(session_id)
         if state is None:
-            raise not_found(session_id)
+            raise SessionNotFoundError(session_id)
         return state
 
     def _restore(self, state: SessionState) -> Session:
@@ -269,11 +260,11 @@ def _fingerprint(action: str, payload: dict) -> str:
     return hashlib.sha256(action.encode() + b"\n" + canonical(payload)).hexdigest()
 
 
-def _replayed(seen: Remembered, fingerprint: str) -> Reply:
+def _replayed(seen: Remembered, fingerprint: str) -> Answer:
     if not hmac.compare_digest(seen.fingerprint, fingerprint):
         raise FairdiceError("idempotency_key_reused", "this Idempotency-Key was used for a different request on "
                                                       "this session")
-    return Reply(seen.status, seen.body, replayed=True)
+    return Answer(seen.body, replayed=True)
 
 
-__all__ = ["Sessions", "TooManySessionRolls", "TooManySessions", "UnknownSession"]
+__all__ = ["SessionNotFoundError", "Sessions", "TooManySessionRollsError", "TooManySessionsError"]

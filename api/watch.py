@@ -28,10 +28,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from fairdice.errors import NotNow
-
-from .games import Games, not_found
-from .stores.base import FINAL_STATUSES, Store, StoreError
+from .errors import RefusalError, ServiceError
+from .games import Games
+from .stores.base import FINAL_STATUSES, GameNotFoundError, Store, StoreError
 
 log = logging.getLogger("fairdice.api")
 
@@ -42,7 +41,7 @@ FAULT_PAUSE = 0.5  # seconds the feed thread pauses when the store cannot be wat
 RENDERS_KEPT = 256  # state texts kept for the watchers of the same game and count (api.watch.Renders)
 
 
-class NoRoomToWait(Exception):
+class NoRoomToWaitError(ServiceError):
     """As many requests as may wait in this process are waiting: answer now, the client asks again later."""
 
 
@@ -79,7 +78,7 @@ class Watch:
 
     def wait(self, game_id: str, after: int, timeout: float) -> int | None:
         """Wait until the game has more than `after` events: its event count then, or None once `timeout`
-        seconds have passed.  NoRoomToWait at once when `max_parked` requests of this process wait already."""
+        seconds have passed.  NoRoomToWaitError at once when `max_parked` requests of this process wait already."""
         waiter = _Waiter(after)
         self._enter(game_id, waiter)
         try:
@@ -103,7 +102,7 @@ class Watch:
     def _enter(self, game_id: str, waiter: _Waiter) -> None:
         with self._cond:
             if self._parked >= self.max_parked:
-                raise NoRoomToWait(f"{self._parked} requests of this process are waiting already")
+                raise NoRoomToWaitError(f"{self._parked} requests of this process are waiting already")
             self._waiting.setdefault(game_id, set()).add(waiter)
             self._parked += 1
             if self._feeder is None or self._feeder[0] != os.getpid():
@@ -182,8 +181,9 @@ class News:
     poll_after: int | None = None  # nothing new and no place to wait: ask again after this many seconds
 
 
-class AheadOfGame(NotNow):
-    """The client says it has seen more events than the game has."""
+class AheadOfGameError(RefusalError):
+    """The client says it has seen more events than the game has (409, as the core's NotNowError)."""
+    kind = "conflict"
 
 
 _EVENT_COUNT = re.compile(r',"event_count":(\d+),"events_from":')  # in a state document's text (api.games)
@@ -195,17 +195,17 @@ def news(games: Games, watch: Watch, game_id: str, after: int, wait: float) -> N
     from it is answered at once."""
     found = games.store.progress([game_id]).get(game_id)
     if found is None:
-        raise not_found(game_id)
+        raise GameNotFoundError(game_id)
     count = found.event_count
     if count < after:
-        raise AheadOfGame("after_beyond_events", f"the game has {count} events, fewer than after={after}",
-                          event_count=count)
+        raise AheadOfGameError("after_beyond_events", f"the game has {count} events, fewer than after={after}",
+                               event_count=count)
     if count == after:
         if found.status in FINAL_STATUSES or wait <= 0:
             return News(after)
         try:
             count = watch.wait(game_id, after, wait)
-        except NoRoomToWait:
+        except NoRoomToWaitError:
             return News(after, poll_after=POLL_AFTER)
         if count is None:
             return News(after)

@@ -16,11 +16,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's fairdice, whatever is installed
 
-from fairdice.bots import BOTS, position_of  # noqa: E402
-from fairdice.bots import policies, space  # noqa: E402
+from fairdice.adapters import table_cache  # noqa: E402
+from fairdice.bots import policies, position_of, space  # noqa: E402
 from fairdice.bots.base import roll_decisions  # noqa: E402
-from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
+
+BOTS = table_cache.bots()  # the optimal bot's tables, from this machine's cache (built there on first use)
 
 
 def positions(rules: str, count: int):
@@ -62,7 +63,6 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--positions", type=int, default=400)
     args = parser.parse_args()
-    table_cache.install()  # the optimal bot's tables, from this machine's cache (built there on first use)
     print(f"{'rules':<10} {'policy':<8} {'median ms':>10} {'x baseline':>11}")
     for rules in ("yacht", "yatzy", "classic13"):
         items = positions(rules, args.positions)

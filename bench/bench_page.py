@@ -168,7 +168,7 @@ def fetched_bytes(urls: list[str], encoding: str) -> int:
 
 def tables(base: str) -> dict:
     """Each built table's bytes with and without gzip, and the first and the next request's wall time."""
-    from fairdice.edges import table_cache
+    from fairdice.adapters import table_cache
     out = {}
     for rules in ("yacht", "classic13", "yatzy"):
         if not table_cache.table_ready(rules):

@@ -21,9 +21,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from fairdice.adapters import table_cache  # noqa: E402
 from fairdice.analysis import analyze  # noqa: E402
 from fairdice.bots import play_bots  # noqa: E402
-from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.log import Signer, build_log, open_log  # noqa: E402
 from fairdice.rules import RULESETS  # noqa: E402
@@ -38,8 +38,8 @@ def cell(rules_id: str, bot: str, games: int) -> dict:
         game = Game(Setup.build(f"tiers-{i}", rules_id, [{"type": "bot", "bot": bot}]), server_seed=seed)
         opened = open_log(game, SIGNER)
         game.supply_client_seed(None, f"tiers {i}")
-        play_bots(game)
-        seat = analyze(build_log(opened, game, SIGNER))["seats"][0]
+        play_bots(game, table_cache.bots())
+        seat = analyze(build_log(opened, game, SIGNER), table_cache.source())["seats"][0]
         losses.append(seat["total_expected_loss"])
         mistakes.append(seat["mistakes"])
         totals.append(seat["total"])
@@ -54,7 +54,6 @@ def main() -> None:
     parser.add_argument("--rules", nargs="+", default=list(RULESETS))
     parser.add_argument("--bots", nargs="+", default=["greedy", "ev", "optimal"])
     args = parser.parse_args()
-    table_cache.install()
     print("| rules | bot | games | expected loss per game (mean) | sd | decisions that lost points | mean score |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for rules_id in args.rules:

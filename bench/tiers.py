@@ -23,6 +23,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
+from fairdice.adapters import table_cache  # noqa: E402
 from fairdice.bots import play_bots  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.rules import RULESETS  # noqa: E402
@@ -38,7 +39,7 @@ def play_range(task) -> list[tuple[int, int, int]]:
         seed = hashlib.sha256(f"fairdice tiers {rules_id} {i}".encode()).digest()
         game = Game(Setup.build(f"tiers-{i}", rules_id, [{"type": "bot", "bot": bot}]), server_seed=seed)
         game.supply_client_seed(None, f"tiers {i}")
-        play_bots(game)
+        play_bots(game, table_cache.bots())  # the optimal bot's tables: this process's cache
         t = game.totals(0)
         out.append((t.total, t.yahtzee_bonus, t.upper_bonus))
     return out
@@ -66,8 +67,6 @@ def main(argv=None) -> None:
     ap.add_argument("--json", help="write the summary to this file")
     args = ap.parse_args(argv)
 
-    from fairdice.edges import table_cache
-    table_cache.install()
     if "optimal" in args.bots:  # build or verify the tables once, before forking
         for rid in args.rules:
             table_cache.load_table(rid)

@@ -1,7 +1,7 @@
 """fairdice: provably fair dice games. The pure core: no I/O, no clock, no randomness of its own."""
 
-from .errors import FairdiceError, NotNow
+from .errors import FairdiceError, NotNowError
 from .rules import RULESETS, options, score, totals
 
 __version__ = "0.1.0"
-__all__ = ["FairdiceError", "NotNow", "RULESETS", "options", "score", "totals"]
+__all__ = ["FairdiceError", "NotNowError", "RULESETS", "options", "score", "totals"]

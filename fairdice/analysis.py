@@ -18,9 +18,10 @@ import math
 from dataclasses import dataclass
 
 from .bots.base import TIE_TOLERANCE
-from .bots.optimal import SolvedTable, table_for
+from .bots.optimal import SolvedTable, TableSource
+from .bots.optimal.policy import NO_TABLES
 from .bots.space import KEEP_INDEX
-from .errors import FairdiceError, NotNow
+from .errors import FairdiceError, NotNowError
 from .rules import DICE, RuleSet, options, ruleset, totals
 
 ENGINE = "optimal"
@@ -31,11 +32,11 @@ UPPER_FIRST_TEXT = ("the optimal engine does not cover the upper-first house rul
 SETUP_EVENTS = ("client_seed_commit", "client_seed", "start")
 
 
-class AnalysisUnavailable(FairdiceError):
+class AnalysisUnavailableError(FairdiceError):
     """The game cannot be judged (the upper-first house rule): no optimal table values its decisions."""
 
 
-def analyze(log: dict) -> dict:
+def analyze(log: dict, tables: TableSource | None = None) -> dict:
     """The analysis of a finished or abandoned game's log (SPEC §5): per seat, every decision valued.
 
     Returns {"game_id", "rules", "upper_first", "status", "available", "engine", "value_kind", "seats"}: each
@@ -44,7 +45,8 @@ def analyze(log: dict) -> dict:
     "kind" ("hold" or "box"), "choice", "best", "expected_made", "expected_best", "loss"}.  Under the
     upper-first house rule `available` is false, `reason` and `detail` say why, and `seats` is empty.
     Raises FairdiceError("invalid_log", ..., event=, field=) for events that are not a game, and
-    NotNow("game_not_over") for a log whose game is still being played (its dice are not public yet)."""
+    NotNowError("game_not_over") for a log whose game is still being played (its dice are not public yet).
+    `tables` is the optimal engine's table source (`fairdice.adapters.table_cache.source()`), asked once."""
     head, events = _check_document(log)
     rules = _rules_of(head)
     upper_first = head.get("upper_first", False)
@@ -57,16 +59,24 @@ def analyze(log: dict) -> dict:
     decisions: list[list[dict]] = [[] for _ in seats]
     table = None
     for made in _decisions(rules, events, cards):
-        table = table or table_for(rules.id)
+        table = table or _table(tables, rules)
         decisions[made.seat].append(_valued(table, made))
     return {**doc, "available": True, "seats": [_seat_summary(i, seat, cards[i], decisions[i])
                                                 for i, seat in enumerate(seats)]}
 
 
+def _table(tables: TableSource | None, rules: RuleSet) -> SolvedTable:
+    """The optimal table that values this game's decisions, from the source the caller passed (the core reads
+    no file: `fairdice.adapters.table_cache.source()` is the cache's)."""
+    if tables is None:
+        raise FairdiceError("table_unavailable", NO_TABLES)
+    return tables(rules.id)
+
+
 def require_available(doc: dict) -> dict:
-    """`doc` if it judged the game; else raise AnalysisUnavailable with its reason (the API answers with it)."""
+    """`doc` if it judged the game; else raise AnalysisUnavailableError with its reason (the API answers with it)."""
     if not doc["available"]:
-        raise AnalysisUnavailable("analysis_unavailable", doc["detail"], reason=doc["reason"])
+        raise AnalysisUnavailableError("analysis_unavailable", doc["detail"], reason=doc["reason"])
     return doc
 
 
@@ -87,8 +97,8 @@ def _check_document(log) -> tuple[dict, list]:
     if not isinstance(events, list):
         raise _invalid("must be an array", field="events")
     if final is None:
-        raise NotNow("game_not_over", "the game is still being played: only a finished or abandoned game, whose "
-                                      "seed is revealed, can be analysed")
+        raise NotNowError("game_not_over", "the game is still being played: only a finished or abandoned game, whose "
+                                           "seed is revealed, can be analysed")
     if not isinstance(final, dict):
         raise _invalid("must be an object", field="final")
     seats = head.get("seats")

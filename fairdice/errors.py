@@ -7,6 +7,7 @@ move), "conflict" (a legal command, but not now or not by this seat).
 
 
 class FairdiceError(ValueError):
+    """The core's base: a refusal with a stable `code`, a `kind` and details (all public)."""
     kind = "invalid"
 
     def __init__(self, code: str, message: str, **details):
@@ -19,6 +20,17 @@ class FairdiceError(ValueError):
         return {"code": self.code, "message": self.message, **self.details}
 
 
-class NotNow(FairdiceError):
+class NotNowError(FairdiceError):
     """The command is well formed but the game is not in a state that accepts it from this seat."""
     kind = "conflict"
+
+
+class SignatureError(FairdiceError):
+    """A signature that does not verify by the key it should be made with.  Raised, never answered with False
+    (pyca/cryptography's rule: if it is incorrect to ignore the result, raise).  `check` names what was
+    checked with the verifier's check id (SPEC §7, §10.9: `sig.commitment`, `receipt.chain`,
+    `session.signature`, `session.receipt`), so a caller can say which promise the server broke."""
+
+    def __init__(self, check: str, message: str):
+        super().__init__("invalid_signature", message, check=check)
+        self.check = check

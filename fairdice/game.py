@@ -14,7 +14,7 @@ from typing import Literal
 
 from . import derive
 from .chain import Chain
-from .errors import FairdiceError, NotNow
+from .errors import FairdiceError, NotNowError
 from .players import check_player_key, check_signature, command_of, move_message
 from .rules import DICE, Option, RuleSet, Totals, options, ruleset, totals
 
@@ -318,7 +318,7 @@ class Game:
     def revealed_seed(self) -> bytes:
         """The server seed, only once the game is over."""
         if not self.over:
-            raise NotNow("not_revealed", "the server seed is revealed only when the game is over")
+            raise NotNowError("not_revealed", "the server seed is revealed only when the game is over")
         return self._server_seed
 
     def tiebreak(self, choices: int) -> int:
@@ -340,7 +340,7 @@ class Game:
             raise FairdiceError("commitment_not_used", "this game takes its client seed in one step: send the "
                                                        "client seed itself, without commitment or salt")
         if seat in self._s.commitments:
-            raise NotNow("commitment_already_set", f"seat {seat} has already committed to its client seed")
+            raise NotNowError("commitment_already_set", f"seat {seat} has already committed to its client seed")
         derive.check_hex(commitment, "commitment", 32, "invalid_commitment")
         event = {"type": "client_seed_commit", "seat": seat, "commitment": commitment}
         return self._emit([self._signed(self._with_key(event, player_key), player_signature, event_count)])
@@ -367,12 +367,12 @@ class Game:
 
     def _reveal_event(self, seat: int, client_seed, salt, player_key) -> dict:
         if salt is None:
-            raise NotNow("client_seed_commit_required", "in a game of several humans each seat first commits "
-                                                        "to its client seed, then reveals it with its salt")
+            raise NotNowError("client_seed_commit_required", "in a game of several humans each seat first commits "
+                                                             "to its client seed, then reveals it with its salt")
         waiting = self.missing_commitments()
         if waiting:
-            raise NotNow("awaiting_commitments", f"seats {waiting} have not committed yet; reveal your client "
-                                                 "seed once every human seat has", awaiting=waiting)
+            raise NotNowError("awaiting_commitments", f"seats {waiting} have not committed yet; reveal your client "
+                                                      "seed once every human seat has", awaiting=waiting)
         derive.check_client_seed(client_seed)
         derive.check_hex(salt, "salt", derive.SALT_BYTES, "invalid_salt")
         event = self._with_key({"type": "client_seed", "seat": seat, "client_seed": client_seed, "salt": salt},
@@ -412,8 +412,8 @@ class Game:
                                                              f"{key}): send player_signature and event_count")
         n = len(self.events)
         if event_count is not None and event_count != n:
-            raise NotNow("stale_history", f"the command was signed over {event_count} events; the game has {n}: "
-                                          "fetch them, check them and sign the command again", event_count=n)
+            raise NotNowError("stale_history", f"the command was signed over {event_count} events; the game has {n}: "
+                                               "fetch them, check them and sign the command again", event_count=n)
         if self.chain is None:
             raise ValueError("a game whose players sign needs its header to check their signatures")
         check_signature(key, player_signature, move_message(self.setup.game_id, n, self.chain.digest,
@@ -428,11 +428,11 @@ class Game:
     def _require_seed_seat(self, seat) -> None:
         """Client seeds are open, and `seat` is one that still owes its seed."""
         if self._s.status != AWAITING_CLIENT_SEED:
-            raise NotNow("client_seed_closed", "client seeds are accepted only before the first roll")
+            raise NotNowError("client_seed_closed", "client seeds are accepted only before the first roll")
         missing = self.missing_client_seeds()
         if seat not in missing:
             if seat in self._s.client_seeds:
-                raise NotNow("client_seed_already_set", f"seat {seat} has already sent its client seed")
+                raise NotNowError("client_seed_already_set", f"seat {seat} has already sent its client seed")
             raise FairdiceError("invalid_seat", f"seat {seat!r} does not send a client seed; waiting for {missing}",
                                 allowed=missing)
 
@@ -454,7 +454,7 @@ class Game:
         self._require_turn(seat)
         s = self._s
         if not s.roll:
-            raise NotNow("roll_first", "roll the dice before scoring")
+            raise NotNowError("roll_first", "roll the dice before scoring")
         if not isinstance(category, str):
             raise FairdiceError("unknown_category", "category must be a string", allowed=list(self.rules.category_ids))
         self.rules.category(category)  # unknown id: error listing the valid ones
@@ -481,7 +481,7 @@ class Game:
         caller, holding the clock, can know.  Version 3: a seat's abandon is signed like its moves.  Version 1
         games keep their rule: anyone, any time."""
         if self.over:
-            raise NotNow("game_over", f"the game is already {self._s.status}")
+            raise NotNowError("game_over", f"the game is already {self._s.status}")
         if self.setup.version == 1:
             return self._emit([self._signed({"type": "abandon", "seat": seat}, player_signature, event_count)])
         self._check_abandon(seat, reason)
@@ -506,17 +506,18 @@ class Game:
             raise FairdiceError("invalid_seat", f"seat {seat!r} is not a human seat of this game", allowed=humans)
         s = self._s
         if s.status == PLAYING and seat != s.current:
-            raise NotNow("not_your_turn", f"seat {seat} may abandon only on its own turn; it is seat "
-                                          f"{s.current}'s turn", current_seat=s.current)
+            raise NotNowError("not_your_turn", f"seat {seat} may abandon only on its own turn; it is seat "
+                                               f"{s.current}'s turn", current_seat=s.current)
 
     # --- internals ---------------------------------------------------------------
 
     def _require_turn(self, seat) -> None:
         s = self._s
         if s.status != PLAYING:
-            raise NotNow("not_playing", f"the game is {s.status}; no move is possible now")
+            raise NotNowError("not_playing", f"the game is {s.status}; no move is possible now")
         if seat != s.current:
-            raise NotNow("not_your_turn", f"it is seat {s.current}'s turn, not seat {seat}'s", current_seat=s.current)
+            raise NotNowError("not_your_turn", f"it is seat {s.current}'s turn, not seat {seat}'s",
+                              current_seat=s.current)
 
     def _start_event(self, seeds: dict) -> dict:
         """Who plays first: fixed, or a derived roll-off (highest sum; tied seats roll again)."""

@@ -9,17 +9,19 @@ one-turn `ev` heuristic's expected points for this turn, and the answer says so 
 from __future__ import annotations
 
 from .bots.base import TIE_TOLERANCE, Candidate, Position
-from .bots.optimal import Optimal
+from .bots.optimal import Optimal, TableSource
 from .bots.policies import ExpectedValue
 from .errors import FairdiceError
-from .rules import UPPER_BONUS_THRESHOLD, check_dice, options, totals
+from .rules import check_dice, options, totals
 
-_OPTIMAL = Optimal()
 _EV = ExpectedValue()
 
 
-def hint(position: Position) -> dict:
+def hint(position: Position, tables: TableSource | None = None) -> dict:
     """Every distinct hold and every legal box for this position, valued, sorted best first.
+
+    `tables` is the optimal engine's table source (`fairdice.adapters.table_cache.source()`); without
+    one, only the upper-first house rule (valued by `ev`) can be advised.
 
     Returns a JSON-friendly dict: engine ("optimal" or "ev"), value_kind ("expected_final_score" or
     "expected_turn_points"), rules, roll, rolls_left, banked (the card's total now), best (the first
@@ -46,15 +48,16 @@ def hint(position: Position) -> dict:
         out["note"] = ("the optimal engine does not cover the upper-first house rule; values are the one-turn "
                        "ev heuristic's expected points this turn")
 
+    optimal = Optimal(tables)
     if position.roll == 0:
         value = None
         if engine == "optimal":
-            value = round(banked + _OPTIMAL.table(position).value(position.boxes), 4)
+            value = round(banked + optimal.table(position).value(position.boxes), 4)
         alt = {"action": "roll", "hold": [], "keep": [], "value": value, "loss": 0.0}
         return {**out, "best": alt, "tied": 1, "alternatives": [alt]}
 
     dice = check_dice(position.dice)
-    ranked: list[Candidate] = (_EV if engine == "ev" else _OPTIMAL).candidates(position)
+    ranked: list[Candidate] = (_EV if engine == "ev" else optimal).candidates(position)
     offset = 0 if engine == "ev" else banked
     legal = options(rules, position.boxes, dice, position.upper_first)
     upper_now = sum(position.boxes.get(c.id) or 0 for c in rules.categories if c.upper)
@@ -70,10 +73,8 @@ def hint(position: Position) -> dict:
             alt = {"action": "roll", "hold": list(d.hold), "keep": sorted(dice[p] for p in d.hold)}
         else:
             opt = legal[d.category]
-            crosses = (rules.category(d.category).upper
-                       and upper_now < UPPER_BONUS_THRESHOLD <= upper_now + opt.points)
-            alt = {"action": "score", "category": d.category, "points": opt.points,
-                   "upper_bonus": rules.upper_bonus if crosses else 0,
+            upper_bonus = rules.upper_after(upper_now, opt.points)[1] if rules.category(d.category).upper else 0
+            alt = {"action": "score", "category": d.category, "points": opt.points, "upper_bonus": upper_bonus,
                    "yahtzee_bonus": opt.yahtzee_bonus, "joker": opt.joker}
         alt["value"] = round(offset + cand.value, 4)
         alt["loss"] = round(top - cand.value, 4)

@@ -17,6 +17,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
 from . import derive
+from .errors import SignatureError
 from .chain import CHAIN_LABEL, RECEIPT_LABEL, Chain, canonical, chain, receipt_message  # noqa: F401 (re-exported)
 from .game import LOG_VERSIONS, Game, Setup
 
@@ -55,12 +56,14 @@ class Signer:
                 "signature": self.sign(receipt_message(game_id, events, chain))}
 
 
-def verify_signature(public_key_hex: str, signature_hex: str, data: bytes) -> bool:
+def verify_signature(public_key_hex: str, signature_hex: str, data: bytes, check: str) -> None:
+    """Return only if `signature_hex` is the Ed25519 signature of `data` by `public_key_hex`; else raise
+    SignatureError naming `check` (the verifier's id for what is checked).  A key or signature that is not hex
+    of the right length fails the same way: it verifies nothing."""
     try:
         Ed25519PublicKey.from_public_bytes(bytes.fromhex(public_key_hex)).verify(bytes.fromhex(signature_hex), data)
-        return True
     except (InvalidSignature, ValueError, TypeError):
-        return False
+        raise SignatureError(check, f"{check}: the signature does not verify by the key given") from None
 
 
 def seat_entry(seat) -> dict:
@@ -142,8 +145,9 @@ def move_receipt(signer: Signer, head: dict, events: list[dict]) -> dict:
 def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int | None = None,
                        expected_chain: bytes | None = None) -> None:
     """Raise ValueError unless `receipt` is a move receipt of `game_id` (after `events` events, when given)
-    signed by `public_key_hex`, and, given `expected_chain` (h_n computed by the player from the events it was
-    shown), of exactly that history: what a player checks before keeping it (SPEC §5.7)."""
+    signed by `public_key_hex` (else SignatureError, check `receipt.chain`), and, given `expected_chain` (h_n
+    computed by the player from the events it was shown), of exactly that history: what a player checks before
+    keeping it (SPEC §5.7)."""
     fields = {"game_id", "events", "chain", "key_id", "signature"}
     if not isinstance(receipt, dict) or set(receipt) != fields:
         raise ValueError(f"a move receipt has exactly the fields {', '.join(sorted(fields))}")
@@ -160,6 +164,10 @@ def check_move_receipt(receipt, public_key_hex: str, game_id: str, events: int |
         raise ValueError(f"the move receipt signs a history of {n} events other than the one shown "
                          f"(chain {digest}, the events shown hash to {expected_chain.hex()})")
     signed = receipt_message(game_id, n, bytes.fromhex(digest))
-    if receipt["key_id"] != key_id(bytes.fromhex(public_key_hex)) or not isinstance(receipt["signature"], str) \
-            or not verify_signature(public_key_hex, receipt["signature"], signed):
-        raise ValueError("the move receipt is not signed by the game's key")
+    not_signed = "the move receipt is not signed by the game's key"
+    if receipt["key_id"] != key_id(bytes.fromhex(public_key_hex)) or not isinstance(receipt["signature"], str):
+        raise SignatureError("receipt.chain", not_signed)
+    try:
+        verify_signature(public_key_hex, receipt["signature"], signed, "receipt.chain")
+    except SignatureError:
+        raise SignatureError("receipt.chain", not_signed) from None

@@ -148,6 +148,18 @@ class RuleSet:
     def _index(self) -> dict[str, Category]:
         return {c.id: c for c in self.categories}
 
+    def upper_after(self, total: int, points: int, threshold: int = UPPER_BONUS_THRESHOLD) -> tuple[int, int]:
+        """(the upper total after `points` more in an upper box, capped at the threshold; the upper bonus this
+        earns now): the bonus is earned once, by the box whose points reach the threshold.
+
+        The one place the bonus rule is computed: `totals`, the bots, the hint and the optimal engine ask here
+        (array code through `fairdice.bots.space.upper_arrays`, a table of these answers).  `threshold` other
+        than the rule book's only for the optimal engine's small test games.
+        """
+        after = total + points
+        bonus = self.upper_bonus if total < threshold <= after else 0
+        return min(threshold, after), bonus
+
     def category(self, category_id: str) -> Category:
         try:
             return self._index[category_id]
@@ -323,5 +335,5 @@ def totals(rules: str | RuleSet, card: Mapping[str, int | None], yahtzee_bonus: 
     rs = ruleset(rules)
     upper = sum([card.get(cid) or 0 for cid in rs.upper_ids])
     lower = sum([card.get(cid) or 0 for cid in rs.lower_ids])
-    bonus = rs.upper_bonus if upper >= UPPER_BONUS_THRESHOLD else 0
+    _, bonus = rs.upper_after(0, upper)  # the upper boxes' points, as if scored at once
     return Totals(upper, bonus, lower, yahtzee_bonus)

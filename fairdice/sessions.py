@@ -23,7 +23,7 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import derive, notation
 from .chain import Chain, canonical, field, receipt_message
-from .errors import FairdiceError, NotNow
+from .errors import FairdiceError, NotNowError
 from .players import PlayerKey
 
 SESSION_LOG_FORMAT = "fairdice-session-log"
@@ -195,8 +195,8 @@ class Session:
     def supply_client_seed(self, client_seed, app_key=None) -> list[dict]:
         """The current pair's client seed (once per pair, before its first roll), with the app's key if it signs."""
         if self.tail.client_seed is not None:
-            raise NotNow("client_seed_already_set", f"pair {self.pair} already has its client seed; rotate to "
-                                                    "start a pair with a new one")
+            raise NotNowError("client_seed_already_set", f"pair {self.pair} already has its client seed; rotate to "
+                                                         "start a pair with a new one")
         return self._emit([self._client_seed_event(self.pair, client_seed, app_key)])
 
     def roll(self, dice, app_signature=None, event_count=None) -> list[dict]:
@@ -204,10 +204,10 @@ class Session:
         spec = notation.parse(dice)
         t = self.tail
         if t.client_seed is None:
-            raise NotNow("client_seed_required", f"pair {t.pair} has no client seed yet: send one first "
-                                                 "(POST /v1/sessions/{id}/client-seed)")
+            raise NotNowError("client_seed_required", f"pair {t.pair} has no client seed yet: send one first "
+                                                      "(POST /v1/sessions/{id}/client-seed)")
         if t.nonce >= COUNTER_LIMIT or t.serial + 1 >= COUNTER_LIMIT:
-            raise NotNow("rotate_required", f"pair {t.pair} has used every nonce: rotate")
+            raise NotNowError("rotate_required", f"pair {t.pair} has used every nonce: rotate")
         signature = self._app_signed(roll_command(t.pair, t.nonce, dice), app_signature, event_count)
         faces = roll_faces(self._seeds[t.pair], self.session_id, t.client_seed, t.nonce, spec)
         event = {"type": "roll", "pair": t.pair, "nonce": t.nonce, "serial": t.serial + 1, "dice": dice,
@@ -223,7 +223,7 @@ class Session:
             raise ValueError("a server seed is 32 bytes")
         pair = self.pair
         if pair + 2 >= COUNTER_LIMIT:
-            raise NotNow("session_exhausted", "this session has used every seed pair: open a new session")
+            raise NotNowError("session_exhausted", "this session has used every seed pair: open a new session")
         signature = self._app_signed(rotate_command(pair), app_signature, event_count)
         events = [{"type": "rotate", "pair": pair, "server_seed": self._seeds[pair].hex(),
                    "next_commitment": derive.commitment(new_seed), "app_signature": signature}]
@@ -252,8 +252,8 @@ class Session:
             raise FairdiceError("app_signature_required", f"pair {t.pair} is signed by the app key {t.app_key}: "
                                                           "send app_signature and event_count")
         if event_count is not None and event_count != t.chain.count:
-            raise NotNow("stale_history", f"the request was signed over {event_count} events; the session has "
-                                          f"{t.chain.count}", event_count=t.chain.count)
+            raise NotNowError("stale_history", f"the request was signed over {event_count} events; the session has "
+                                               f"{t.chain.count}", event_count=t.chain.count)
         derive.check_hex(app_signature, "app_signature", 64, "invalid_app_signature")
         try:
             Ed25519PublicKey.from_public_bytes(bytes.fromhex(t.app_key)).verify(

@@ -10,13 +10,17 @@ from __future__ import annotations
 
 import hashlib
 import statistics
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import derive
-from .bots import play_bots
+from .bots import BOTS, play_bots
 from .game import Game, Setup
 from .log import Signer, build_log, open_log
+
+if TYPE_CHECKING:
+    from .bots.base import Policy
 
 
 def _from_public_seed(seed: str, label: str, index: int = 0) -> bytes:
@@ -37,8 +41,9 @@ class GameSpec:
     entropy: Callable[[int], bytes] | None = None
 
 
-def play_one(spec: GameSpec, signer: Signer) -> dict:
-    """One complete game; returns its finished, signed log."""
+def play_one(spec: GameSpec, signer: Signer, bots: Mapping[str, Policy] = BOTS) -> dict:
+    """One complete game played by these policies (an optimal seat needs a registry with a table source:
+    `fairdice.adapters.table_cache.bots()`); returns its finished, signed log."""
     if spec.seed is not None:
         server_seed = _from_public_seed(spec.seed, "server", spec.index)
         game_id = f"sim-{_from_public_seed(spec.seed, 'run').hex()[:12]}-{spec.index:06d}"
@@ -51,7 +56,7 @@ def play_one(spec: GameSpec, signer: Signer) -> dict:
     game = Game(Setup.build(game_id, spec.rules, seats, first=0), server_seed)
     opened = open_log(game, signer, seed_secret=spec.seed is None)
     game.supply_client_seed(None, client_seed)
-    play_bots(game)
+    play_bots(game, bots)
     return build_log(opened, game, signer)
 
 

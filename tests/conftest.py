@@ -39,11 +39,10 @@ def pytest_unconfigure(config):
 @pytest.fixture(scope="session")
 def optimal_table():
     """`optimal_table(rules_id)`: that rule set's optimal table (a SolvedTable), built once per run into the
-    run's cache (yacht in a second or two, yatzy in several), as a server that has warmed up has it; the
-    cache is the optimal policy's table source from then on."""
-    from fairdice.edges import table_cache
-
-    table_cache.install()
+    run's cache (yacht in a second or two, yatzy in several), as a server that has warmed up has it.  The
+    core is handed that cache where it plays or values with the optimal engine (`table_cache.bots()`,
+    `table_cache.source()`)."""
+    from fairdice.adapters import table_cache
 
     def build(rules_id: str):
         table_cache.build_table(rules_id)

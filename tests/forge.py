@@ -29,14 +29,17 @@ OUT = HERE / "vectors" / "forged"
 sys.path.insert(0, str(ROOT))
 
 from fairdice import derive  # noqa: E402
-from fairdice.bots import BOTS, position_of  # noqa: E402
+from fairdice.adapters import table_cache  # noqa: E402
+from fairdice.bots import position_of  # noqa: E402
 from fairdice.bots.base import TIE_TOLERANCE, Decision  # noqa: E402
-from fairdice.edges import table_cache  # noqa: E402
 from fairdice.game import Game, Seat, Setup  # noqa: E402
 from fairdice.log import LOG_FORMAT, Signer, canonical, final_block, move_receipt, setup_from_header  # noqa: E402
 from fairdice.log import header as make_header  # noqa: E402
 from fairdice.players import PlayerKey  # noqa: E402
 from fairdice.rules import options, ruleset, totals  # noqa: E402
+
+# the published bots, the optimal one with its tables from the fairdice cache (built there if missing, when first asked)
+BOTS = table_cache.bots()
 
 ABOUT = ("The adversarial corpus of SPEC §7, made by tests/forge.py: genuine games played by the core, "
          "and logs forged by an operator who holds the server key and re-signs what it changes. Every "
@@ -2031,7 +2034,6 @@ def all_cases() -> list[Case]:
 
 def build() -> dict[str, bytes]:
     """File name -> bytes, for every file of the corpus; cases with the same bytes share a file."""
-    table_cache.install()  # (the optimal bot plays some games: its table comes from the fairdice cache)
     files: dict[str, bytes] = {}
     by_content: dict[bytes, str] = {}
     entries = []
@@ -2075,8 +2077,6 @@ def write_corpus(out: Path, files: dict[str, bytes]) -> None:
 
 
 def main(argv: list[str]) -> int:
-    from fairdice.edges import table_cache
-    table_cache.install()  # the optimal bot's games need its yacht table: from the cache, built if missing
     files = build()
     if "--check" in argv:
         return check_corpus(OUT, files)

@@ -18,16 +18,19 @@ from pathlib import Path
 
 import pytest
 
+from fairdice.adapters import table_cache
 from fairdice.analysis import analyze
 from fairdice.bots import play_bots, position_of
 from fairdice.edges.coachtext import EN as COACH_EN, ZH as COACH_ZH, render_analysis
 from fairdice.edges.playtext import Words
-from fairdice.errors import FairdiceError, NotNow
+from fairdice.errors import FairdiceError, NotNowError
 from fairdice.game import Game, Setup
 from fairdice.hint import hint
 from fairdice.log import Signer, build_log, open_log
 from fairdice.rules import options
 from test_api_helpers import installed_command, openapi_checker, play_session, play_turn
+
+TABLES = table_cache.source()  # the run's cache (conftest's optimal_table builds into it), as the edges pass it
 
 VECTORS = Path(__file__).parent / "vectors"
 SIGNER = Signer.from_private_bytes(bytes(range(32)))
@@ -58,7 +61,7 @@ def _solitaire(decide, index: int = 0, rules: str = "yacht", upper_first: bool =
 
 
 def follow_the_hint(game):
-    best = hint(position_of(game))["best"]
+    best = hint(position_of(game), TABLES)["best"]
     return ("roll", best["hold"]) if best["action"] == "roll" else ("score", best["category"])
 
 
@@ -75,7 +78,7 @@ def _decisions_in(log: dict, seat: int = 0) -> list[int]:
 
 def test_a_game_that_always_follows_the_hint_loses_nothing(yacht):
     log = _solitaire(follow_the_hint)
-    seat = analyze(log)["seats"][0]
+    seat = analyze(log, TABLES)["seats"][0]
     assert [d["event"] for d in seat["decisions"]] == _decisions_in(log)
     assert seat["total_expected_loss"] < 1e-9 and seat["mistakes"] == 0
     assert all(d["choice"] == d["best"] and d["expected_made"] == d["expected_best"] for d in seat["decisions"])
@@ -84,7 +87,7 @@ def test_a_game_that_always_follows_the_hint_loses_nothing(yacht):
 
 def test_scoring_every_first_roll_in_the_first_open_box_loses_at_least_20_points(yacht):
     log = _solitaire(first_roll_first_box)
-    seat = analyze(log)["seats"][0]
+    seat = analyze(log, TABLES)["seats"][0]
     assert seat["total_expected_loss"] >= 20
     assert [d["kind"] for d in seat["decisions"]] == ["box"] * 12 and all(d["position"]["rolls_left"] == 2
                                                                           for d in seat["decisions"])
@@ -98,7 +101,7 @@ def test_final_total_is_the_start_value_minus_the_loss_plus_luck_that_averages_z
     total + total_expected_loss is the table's start value (SPEC §4.6).  A loss that mis-valued choices would
     move this mean by the mis-valuation.  120 games of a poor policy: standard error about 3 points."""
     kept = [_solitaire(first_roll_first_box, i) for i in range(120)]
-    sums = [s["total"] + s["total_expected_loss"] for s in (analyze(log)["seats"][0] for log in kept)]
+    sums = [s["total"] + s["total_expected_loss"] for s in (analyze(log, TABLES)["seats"][0] for log in kept)]
     se = statistics.stdev(sums) / math.sqrt(len(sums))
     assert abs(statistics.fmean(sums) - YACHT_START) < 4 * se, (statistics.fmean(sums), se)
 
@@ -143,7 +146,7 @@ def test_the_worked_example_values_every_decision_as_the_vector_does(yacht):
         {"type": "roll", "roll": 3, "hold": [0, 1, 2, 3, 4], "dice": [1, 1, 2, 3, 5]},  # keeps all five
         {"type": "score", "category": "small_straight", "points": 0}])
     banked = sum(v for v in vector["card"].values() if v) + 35  # SPEC §3.1: the upper section made 63
-    held, kept_all, scored = analyze(log)["seats"][0]["decisions"][-3:]
+    held, kept_all, scored = analyze(log, TABLES)["seats"][0]["decisions"][-3:]
     best = max(values.values())
     assert held["kind"] == "hold" and held["choice"]["keep"] == [1] and held["position"]["banked"] == banked == 175
     assert held["best"] == {"action": "roll", "hold": [2, 3], "keep": [2, 3]}  # the first of the tied, as §4.6
@@ -165,7 +168,7 @@ def test_a_tied_choice_loses_nothing_and_is_its_own_best(yacht):
     vector = json.loads((VECTORS / "optimal_decision.json").read_text())
     log = _hand_log(vector["card"], [{"type": "roll", "roll": 1, "hold": [], "dice": [1, 1, 2, 3, 4]},
                                      {"type": "score", "category": "small_straight", "points": 15}])
-    decision = analyze(log)["seats"][0]["decisions"][-1]
+    decision = analyze(log, TABLES)["seats"][0]["decisions"][-1]
     assert decision["loss"] == 0 and decision["best"] == decision["choice"]  # tied with hold [0, 2, 3, 4] (§4.6)
 
 
@@ -176,7 +179,7 @@ def _bot_game(bots: tuple[str, ...], index: int, rules: str = "yacht") -> dict:
     game = Game(Setup.build(f"bots-{index}", rules, seats), bytes([index]) * 32)
     opened = open_log(game, SIGNER)
     game.supply_client_seed(None, f"bots {index}")
-    play_bots(game)
+    play_bots(game, table_cache.bots())
     return build_log(opened, game, SIGNER)
 
 
@@ -184,7 +187,7 @@ def test_bot_seats_are_analysed_and_the_optimal_bot_loses_nothing(yacht):
     losses = {"greedy": [], "ev": [], "optimal": []}
     for i in range(6):
         log = _bot_game(("greedy", "ev", "optimal"), i)
-        doc = analyze(log)
+        doc = analyze(log, TABLES)
         for seat in doc["seats"]:
             assert [d["event"] for d in seat["decisions"]] == _decisions_in(log, seat["seat"])
             assert seat["type"] == "bot" and seat["total"] == log["final"]["totals"][seat["seat"]]["total"]
@@ -196,7 +199,7 @@ def test_bot_seats_are_analysed_and_the_optimal_bot_loses_nothing(yacht):
 
 def test_upper_first_cannot_be_judged():
     log = _solitaire(first_roll_first_box, rules="classic13", upper_first=True)
-    doc = analyze(log)
+    doc = analyze(log, TABLES)
     assert doc["available"] is False and doc["reason"] == "upper_first" and doc["seats"] == []
     assert "upper-first" in doc["detail"]
     assert "upper-first" in render_analysis(doc) and "先填上半区" in render_analysis(doc, Words("zh"))
@@ -205,8 +208,8 @@ def test_upper_first_cannot_be_judged():
 def test_a_game_being_played_is_not_analysed():
     log = _solitaire(first_roll_first_box)
     log["final"] = None
-    with pytest.raises(NotNow) as caught:
-        analyze(log)
+    with pytest.raises(NotNowError) as caught:
+        analyze(log, TABLES)
     assert caught.value.code == "game_not_over"
 
 
@@ -224,7 +227,7 @@ def test_events_that_are_not_a_game_are_refused_naming_event_and_field(yacht, br
     assert [e["type"] for e in log["events"][2:6]] == ["roll", "score", "roll", "score"]
     break_it(log["events"])
     with pytest.raises(FairdiceError) as caught:
-        analyze(log)
+        analyze(log, TABLES)
     assert caught.value.code == "invalid_log"
     assert (caught.value.details["event"], caught.value.details["field"]) == (event, field)
 
@@ -243,7 +246,7 @@ def test_the_summary_shows_the_costliest_decisions_first(yacht):
     doc = analyze(_hand_log(vector["card"], [
         {"type": "roll", "roll": 1, "hold": [], "dice": [1, 1, 2, 3, 5]},
         {"type": "roll", "roll": 2, "hold": [0], "dice": [1, 1, 2, 3, 5]},
-        {"type": "score", "category": "yacht", "points": 0}]))
+        {"type": "score", "category": "yacht", "points": 0}]), TABLES)
     text = render_analysis(doc, top=20)  # the hand-made fills before turn 11 lose points too
     lines = [line for line in text.splitlines() if line.startswith("  \u2212") and "turn 11," in line]
     assert lines[0].endswith("turn 11, roll 2 of 3, dice 1 1 2 3 5: scored yacht for 0; best was to keep 1-2-3")

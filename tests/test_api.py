@@ -14,7 +14,8 @@ import pytest
 from api import create_app
 from api.config import settings
 from api.keys import KeyFileError, KeyRing, SeedBox
-from api.store import Busy, Conflict, GameNotFound, Remember, Remembered, SQLiteStore
+from api.store import BusyError, ConflictError, GameNotFoundError, Remember, Remembered, SQLiteStore
+from fairdice.adapters import table_cache
 from fairdice.bots import BOTS, measured_scores, position_of
 from fairdice.edges.client import verify_log
 from fairdice.game import Game
@@ -189,7 +190,7 @@ def test_create_commits_and_signs(client):
     assert head["seats"][2]["bot"] == BOT_IDENTITY["ev"]
     key = client.get("/v1/keys").get_json()["keys"][0]
     assert head["public_key"] == key["public_key"] == body["public_key"]
-    assert verify_signature(key["public_key"], body["commitment_signature"], canonical(head))
+    verify_signature(key["public_key"], body["commitment_signature"], canonical(head), "sig.commitment")
     assert [t["seat"] for t in body["tokens"]] == [0, 1]
     assert len({t["token"] for t in body["tokens"]}) == 2
     assert body["status"] == "awaiting_client_seed" and body["awaiting_client_seeds"] == [0, 1]
@@ -400,8 +401,7 @@ def test_full_games_all_rules(client):
         assert log["final"] == final and "signature" in log
         assert log["events"] == client.get(f"/v1/games/{gid}").get_json()["events"]
         key = client.get("/v1/keys").get_json()["keys"][0]["public_key"]
-        result = verify_log(log, key)
-        assert result.ok, result.problems
+        verify_log(log, key)  # raises VerificationError unless every check passes
         assert_problem(client.post(f"/v1/games/{gid}/roll", json={}, headers=bearer(tokens[0])), 409, "not_playing")
         assert_problem(client.post(f"/v1/games/{gid}/abandon", headers=bearer(tokens[0])), 409, "game_over")
 
@@ -436,7 +436,7 @@ def test_abandon_reveals_and_signs(client):
     log = client.get(f"/v1/games/{gid}/log").get_json()
     assert log["final"] == final and log["signature"]
     key = client.get("/v1/keys").get_json()["keys"][0]["public_key"]
-    assert verify_signature(key, log["signature"], canonical({k: v for k, v in log.items() if k != "signature"}))
+    verify_signature(key, log["signature"], canonical({k: v for k, v in log.items() if k != "signature"}), "sig.final")
     assert_problem(client.post(f"/v1/games/{gid}/abandon", headers=bearer(tokens[0])), 409, "game_over")
 
 
@@ -458,7 +458,7 @@ def test_bot_only_game_has_an_operator_token(client):
     assert state["status"] == "finished" and state["final"]["server_seed"]
     assert state["events"][0] == {"type": "client_seed", "seat": None, "client_seed": "operator"}
     log = client.get(f"/v1/games/{gid}/log").get_json()
-    assert verify_log(log).ok
+    verify_log(log)
 
 
 # --- hints ------------------------------------------------------------------------------------
@@ -491,7 +491,7 @@ def test_hint_during_a_human_turn(client, app, optimal_table):
     doc = client.get(url).get_json()
     assert doc["dice"] == state["dice"] and doc["roll"] == 1 and doc["rolls_left"] == 2
     assert doc["event_count"] == state["event_count"]
-    expected = core_hint(position_of(_stored_game(app, gid)))
+    expected = core_hint(position_of(_stored_game(app, gid)), table_cache.source())
     assert {k: v for k, v in doc.items() if k not in ("game_id", "seat", "turn", "dice", "event_count")} == expected
     assert doc["best"] == doc["alternatives"][0] and doc["best"]["loss"] == 0
     values = [a["value"] for a in doc["alternatives"]]
@@ -542,7 +542,7 @@ def test_hint_refusals(client, app, monkeypatch):
     assert_problem(client.get(f"/v1/games/{gid}/hint"), 409, "not_playing")
     assert_problem(client.post(f"/v1/games/{gid}/hint"), 405)
     # a bot to move: bots play inside the command that hands them the turn, so hold them back to see it
-    monkeypatch.setattr("api.games.play_bots", lambda game: [])
+    monkeypatch.setattr("api.games.play_bots", lambda game, bots: [])
     created, tokens, state = started(client, [EV, HUMAN], "yacht")
     assert state["status"] == "playing" and state["current_seat"] == 0
     body = assert_problem(client.get(f"/v1/games/{created['game_id']}/hint"), 409, "bot_to_move")
@@ -616,7 +616,7 @@ def test_internal_error_is_a_plain_problem(app, client, monkeypatch):
 
 def test_busy_database_is_503(app, client, monkeypatch):
     def busy(*args, **kwargs):
-        raise Busy("database is locked")
+        raise BusyError("database is locked")
     monkeypatch.setattr(app.extensions["fairdice"].store, "create_game", busy)
     resp = client.post("/v1/games", json={"rules": "yacht", "seats": [HUMAN]})
     assert_problem(resp, 503, "busy")
@@ -671,7 +671,7 @@ def test_games_survive_a_new_app_on_the_same_files(tmp_path):
     roll, score = _movers(second, gid, tokens[0])
     while again["status"] == "playing":
         again = play_turn(roll, score, again)
-    assert verify_log(second.get(f"/v1/games/{gid}/log").get_json()).ok
+    verify_log(second.get(f"/v1/games/{gid}/log").get_json())
 
 
 def test_events_are_append_only(app, client):
@@ -717,7 +717,7 @@ def test_store_appends_only_after_the_expected_history(tmp_path):
     gid = created["game_id"]
     seed = {"type": "client_seed", "seat": 0, "client_seed": "s"}
     assert store.append(gid, 0, [seed], "awaiting_client_seed") is None
-    with pytest.raises(Conflict):  # computed on the history before that event: refused
+    with pytest.raises(ConflictError):  # computed on the history before that event: refused
         store.append(gid, 0, [seed], "awaiting_client_seed")
     keep = Remember(0, "k", "f" * 64, 200, '{"x":1}')
     assert store.append(gid, 1, [{"type": "abandon", "seat": 0}], "abandoned", remember=keep) is None
@@ -726,7 +726,7 @@ def test_store_appends_only_after_the_expected_history(tmp_path):
     snap = store.snapshot(gid)
     assert snap.events == [seed, {"type": "abandon", "seat": 0}] and snap.record.status == "abandoned"
     assert store.event_count(gid) == 2 and store.event_count("nope") is None
-    with pytest.raises(GameNotFound):
+    with pytest.raises(GameNotFoundError):
         store.append("nope", 0, [], "playing")
 
 

@@ -21,7 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 import requests
 
-from fairdice.edges.client import Client, verify_log
+from fairdice.edges.client import Client, VerificationError, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import ServeProcess, best_option, choose_hold, installed_command
 
@@ -84,8 +84,7 @@ def test_full_games_over_http(server, tmp_path):
         assert log["header"] == created["header"] and log["final"] == state["final"]
         n_boxes = len(RULESETS[rules].categories)
         assert sum(e["type"] == "score" for e in log["events"]) == n_boxes * len(line_up[rules])
-        result = api.verify_log(log)
-        assert result.ok, result.problems
+        api.verify_log(log)  # raises VerificationError (naming the check) unless every check passes
         (logs_dir / f"{created['game_id']}.json").write_text(json.dumps(log))
     assert not any(seed in server.log_text() for seed in seeds)
     verify_with_cli(server, logs_dir, expected=len(RULESETS))
@@ -248,8 +247,7 @@ def test_kill_9_mid_game_loses_nothing(tmp_path):
         logs_dir.mkdir()
         for p in players:
             log = api.log(p.created["game_id"])
-            result = api.verify_log(log)
-            assert result.ok, result.problems
+            api.verify_log(log)
             for answer in p.acknowledged:  # every acknowledged event is in the final log, in its place
                 start = answer["events_from"]
                 assert log["events"][start:start + len(answer["events"])] == answer["events"]
@@ -264,11 +262,13 @@ def test_client_verify_rejects_tampering(server):
     api = Client(server.url)
     created, state = play_game(api, "yacht", [{"type": "human", "name": "ann"}])
     log = api.log(created["game_id"])
-    assert verify_log(log, api.keys()[0]["public_key"]).ok
+    verify_log(log, api.keys()[0]["public_key"])
     forged = json.loads(json.dumps(log))
     roll = next(e for e in forged["events"] if e["type"] == "roll")
     roll["dice"] = [6, 6, 6, 6, 6] if roll["dice"] != [6] * 5 else [1] * 5
-    result = verify_log(forged)
-    assert not result.ok and any(p.startswith("roll.dice:") for p in result.problems), result.problems
-    result = verify_log(log, "00" * 32)  # a key other than the log's
-    assert not result.ok and any(p.startswith("log.key:") for p in result.problems), result.problems
+    with pytest.raises(VerificationError) as failed:
+        verify_log(forged)
+    assert failed.value.check == "roll.dice" and failed.value.problems[0].startswith("roll.dice:"), failed.value
+    with pytest.raises(VerificationError) as failed:
+        verify_log(log, "00" * 32)  # a key other than the log's
+    assert "log.key" in failed.value.checks, failed.value.problems

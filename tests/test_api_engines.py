@@ -7,7 +7,7 @@ import time
 import pytest
 
 from api import create_app
-from fairdice.edges import table_cache
+from fairdice.adapters import table_cache
 
 HUMAN = {"type": "human", "name": "ann"}
 OPTIMAL = {"type": "bot", "bot": "optimal"}

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from api.engines import TableNotReady
-from api.games import Forbidden, UnknownGame
-from api.store import Busy, SQLiteStore
-from api.stores.base import UNAVAILABLE_REASONS, Unavailable
-from fairdice.errors import FairdiceError, NotNow
+from api.engines import TableNotReadyError
+from api.games import ForbiddenError, GameNotFoundError
+from api.store import BusyError, SQLiteStore
+from api.stores.base import UNAVAILABLE_REASONS, UnavailableError
+from fairdice.errors import FairdiceError, NotNowError
 from test_api_helpers import openapi_checker
 
 API = Path(__file__).resolve().parents[1] / "api"
@@ -45,7 +45,8 @@ def assert_unavailable(resp, reason: str) -> dict:
 @pytest.mark.parametrize("reason", UNAVAILABLE_REASONS)
 def test_a_store_fault_on_creation_is_a_503_named_by_its_reason(app, client, monkeypatch, tmp_path, reason):
     store = app.extensions["fairdice"].store
-    monkeypatch.setattr(store, "create_game", failing(Unavailable(reason, f"{tmp_path}/fairdice.sqlite3: it broke")))
+    monkeypatch.setattr(store, "create_game",
+                        failing(UnavailableError(reason, f"{tmp_path}/fairdice.sqlite3: it broke")))
     body = assert_unavailable(client.post("/v1/games", json=SOLO), reason)
     openapi_checker(client)("Problem", body)
     assert str(tmp_path) not in json.dumps(body)  # the store's account names files: it goes to the log only
@@ -55,10 +56,10 @@ def test_a_store_fault_on_a_move_or_a_read_is_a_503(app, client, monkeypatch):
     created = client.post("/v1/games", json=SOLO).get_json()
     gid, auth = created["game_id"], bearer(created["tokens"][0]["token"])
     store = app.extensions["fairdice"].store
-    monkeypatch.setattr(store, "append", failing(Unavailable("disk_full", "database or disk is full")))
+    monkeypatch.setattr(store, "append", failing(UnavailableError("disk_full", "database or disk is full")))
     assert_unavailable(client.post(f"/v1/games/{gid}/client-seed", json={"client_seed": "s"}, headers=auth),
                        "disk_full")
-    monkeypatch.setattr(store, "snapshot", failing(Unavailable("database_missing", "the file has vanished")))
+    monkeypatch.setattr(store, "snapshot", failing(UnavailableError("database_missing", "the file has vanished")))
     assert_unavailable(client.get(f"/v1/games/{gid}"), "database_missing")
     monkeypatch.undo()  # the fault is gone: the same requests go through, nothing was half done
     state = client.post(f"/v1/games/{gid}/client-seed", json={"client_seed": "s"}, headers=auth).get_json()
@@ -66,7 +67,7 @@ def test_a_store_fault_on_a_move_or_a_read_is_a_503(app, client, monkeypatch):
 
 
 def test_a_busy_store_stays_503_busy(app, client, monkeypatch):
-    monkeypatch.setattr(app.extensions["fairdice"].store, "create_game", failing(Busy("database is locked")))
+    monkeypatch.setattr(app.extensions["fairdice"].store, "create_game", failing(BusyError("database is locked")))
     resp = client.post("/v1/games", json=SOLO)
     assert resp.status_code == 503 and resp.get_json()["code"] == "busy" and resp.headers["Retry-After"] == "1"
 
@@ -83,7 +84,7 @@ def test_healthz_asks_the_store(app, client, monkeypatch):
 def test_healthz_is_unhealthy_with_the_reason_and_recovers(app, client, monkeypatch, reason):
     conf = app.config["FAIRDICE"]
     detail = f"cannot write next to {conf.key_dir}/signing-ed25519.pem or {conf.seed_key_file}"
-    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(Unavailable(reason, detail)))
+    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(UnavailableError(reason, detail)))
     resp = client.get("/healthz")
     assert resp.status_code == 503 and resp.mimetype == "application/json" and resp.headers["Retry-After"] == "5"
     body = resp.get_json()
@@ -97,20 +98,20 @@ def test_healthz_is_unhealthy_with_the_reason_and_recovers(app, client, monkeypa
 def test_healthz_never_shows_the_database_password(tmp_path, make_app):
     url = "postgresql://fairdice:s3cret-pw@db.internal:5432/fairdice"
     app = make_app({"FAIRDICE_DB": url}, store=SQLiteStore(tmp_path / "stand-in.sqlite3"))  # nothing connects
-    app.extensions["fairdice"].store.health = failing(Unavailable("unreachable", f"connection to {url} failed: "
-                                                                                 "password s3cret-pw refused"))
+    app.extensions["fairdice"].store.health = failing(UnavailableError("unreachable", f"connection to {url} failed: "
+                                                                                      "password s3cret-pw refused"))
     body = app.test_client().get("/healthz").get_json()
     assert body["reason"] == "unreachable" and "s3cret-pw" not in body["detail"] and "db.internal" in body["detail"]
 
 
 def test_healthz_of_a_busy_store_is_unhealthy(app, client, monkeypatch):
-    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(Busy("database is locked")))
+    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(BusyError("database is locked")))
     resp = client.get("/healthz")
     assert resp.status_code == 503 and resp.get_json()["reason"] == "busy"
 
 
 def test_livez_touches_nothing(app, client, monkeypatch):
-    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(Unavailable("disk_full", "full")))
+    monkeypatch.setattr(app.extensions["fairdice"].store, "health", failing(UnavailableError("disk_full", "full")))
     assert client.get("/livez").get_json() == {"status": "ok"}
 
 
@@ -135,11 +136,11 @@ class Quota(FairdiceError):
 
 @pytest.mark.parametrize("error, status", [
     (FairdiceError("invalid_hold", "bad"), 422),
-    (NotNow("not_your_turn", "wait"), 409),
-    (UnknownGame("game_not_found", "none"), 404),
-    (Forbidden("invalid_token", "not yours"), 403),
+    (NotNowError("not_your_turn", "wait"), 409),
+    (GameNotFoundError("none"), 404),
+    (ForbiddenError("invalid_token", "not yours"), 403),
     (Quota("too_many_unfinished_games", "finish one"), 429),
-    (TableNotReady("engine_warming_up", "building", retry_after=15), 503),
+    (TableNotReadyError("engine_warming_up", "building", retry_after=15), 503),
 ])
 def test_each_kind_of_domain_error_has_its_status(app, client, monkeypatch, error, status):
     monkeypatch.setattr(app.extensions["fairdice"], "state", failing(error))
@@ -159,9 +160,10 @@ def _imported_modules(path: Path) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("module", ["games.py", "engines.py"])
+@pytest.mark.parametrize("module", ["games.py", "sessions.py", "engines.py", "errors.py"])
 def test_the_service_layer_knows_nothing_of_http(module):
-    """api/games.py (and the engine tables it waits for) raise domain errors; only the HTTP layer maps them."""
+    """api/games.py and api/sessions.py (and the engine tables they wait for) raise domain errors and answer with
+    domain values; only the HTTP layer maps them to statuses."""
     imported = _imported_modules(API / module)
     http = {name for name in imported if name.split(".")[0] in ("flask", "werkzeug")
             or name in (".problems", ".routes", "api.problems")}

@@ -15,7 +15,7 @@ import pytest
 import requests
 
 from api.config import parse_rate
-from api.limits import Limiter, RateLimited, client_address, trusted_networks
+from api.limits import Limiter, RateLimitedError, client_address, trusted_networks
 from test_api_helpers import ServeProcess, openapi_checker
 
 SOLO = {"rules": "yacht", "seats": [{"type": "human", "name": "ann"}]}
@@ -165,7 +165,7 @@ def test_a_limit_that_is_off_costs_nothing():
 
 @pytest.mark.parametrize("wait, retry_after", [(0.001, 1), (0.999, 1), (1.0, 1), (1.01, 2), (19.2, 20)])
 def test_retry_after_is_the_wait_rounded_up(wait, retry_after):
-    with pytest.raises(RateLimited) as refused:
+    with pytest.raises(RateLimitedError) as refused:
         limiter(CountingStore(wait)).check_create("192.0.2.1")
     assert refused.value.status == 429 and refused.value.code == "rate_limited"
     assert refused.value.headers == {"Retry-After": str(retry_after)}

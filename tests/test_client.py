@@ -10,7 +10,7 @@ import requests
 from requests.adapters import HTTPAdapter
 
 from fairdice.edges import play as play_mod
-from fairdice.edges.client import ApiError, Client, verify_log
+from fairdice.edges.client import ApiResponseError, Client, VerificationError, verify_log
 from fairdice.rules import RULESETS
 from test_api_helpers import play_out, play_session
 from test_verifier_support import PUBLIC_HEX, resign
@@ -35,44 +35,45 @@ def test_a_whole_game_and_its_log(url):
     assert len(game.client_seed) == 32 and state["status"] == "playing"
     state = play_out(game)
     assert state["status"] == "finished" and state["final"]["server_seed"]
-    result = game.verify()
-    assert result.ok, result.problems
+    result = game.verify()  # a log that fails a check raises
     assert result.checked_by == ["verifier"]
     receipt = game.receipt  # kept when the seed was sent: what this player saw and said
     assert receipt["game_id"] == game.game_id and receipt["seat"] == 0 and receipt["client_seed"] == game.client_seed
     assert receipt["header"] == game.created["header"] and receipt["commitment"] == game.commitment
     # the verdict is held to the receipt: a log that does not carry this seat's seed fails
     game.receipt = {**receipt, "client_seed": "what the player never sent"}
-    result = game.verify()
-    assert not result.ok and any(p.startswith("receipt.match: event 0 client_seed") for p in result.problems)
+    with pytest.raises(VerificationError) as failed:
+        game.verify()
+    assert failed.value.check == "receipt.match"
+    assert any(p.startswith("receipt.match: event 0 client_seed") for p in failed.value.problems)
 
 
 def test_refusals_raise_api_error(url):
     api = Client(url)
     game = api.new_game("yatzy", bot="greedy")
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         game.roll()
     assert err.value.status == 409 and err.value.code == "not_playing"
     game.join("my seed")
     game.roll()
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         game.score("yahtzee")
     assert err.value.status == 422 and err.value.code == "unknown_category" and "yatzy" in err.value.allowed
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         api.state("no-such-game")
     assert err.value.status == 404
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         api.create_game("yacht", [{"type": "bot", "bot": "nobody"}])
     assert err.value.code == "unknown_bot"
     state = game.abandon()
     assert state["status"] == "abandoned"
-    assert game.verify().ok
+    game.verify()
 
 
 def test_hint(url):
     api = Client(url)
     game = api.new_game("yacht", bot="ev")
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         game.hint()
     assert err.value.status == 409 and err.value.code == "not_playing"
     game.join()
@@ -85,7 +86,7 @@ def test_hint(url):
     advice = api.hint(game.game_id)
     assert advice["dice"] == state["dice"] and advice["roll"] == 1
     assert advice["best"] == advice["alternatives"][0] and advice["engine"] == "optimal"
-    with pytest.raises(ApiError) as err:
+    with pytest.raises(ApiResponseError) as err:
         api.hint("no-such-game")
     assert err.value.status == 404
     game.abandon()
@@ -131,12 +132,12 @@ def test_verify_log_catches_tampering(url):
     play_out(game)
     log = game.log()
     key = api.keys()[0]["public_key"]
-    assert verify_log(log, key).ok
+    verify_log(log, key)
 
     def broken(change):
         doc = json.loads(json.dumps(log))
         change(doc)
-        return verify_log(doc, key)
+        return lambda: verify_log(doc, key)
 
     def dice(doc):
         roll = next(e for e in doc["events"] if e["type"] == "roll")
@@ -154,9 +155,12 @@ def test_verify_log_catches_tampering(url):
     def header(doc):
         doc["header"]["rules"] = "yatzy"
 
-    def failed(result):
-        assert not result.ok
-        return {problem.split(":")[0] for problem in result.problems}
+    def failed(verify):
+        """The ids of the checks a verification fails (it must raise)."""
+        with pytest.raises(VerificationError) as refused:
+            verify()
+        assert refused.value.check == refused.value.problems[0].split(":")[0]
+        return set(refused.value.checks)
 
     # each change is named by the check it breaks: with the signature left stale, and re-signed by the
     # operator (who holds the key), when only the replay can tell
@@ -165,12 +169,12 @@ def test_verify_log_catches_tampering(url):
         assert check in failed(broken(change)), change.__name__
         doc = json.loads(json.dumps(log))
         change(doc)
-        resigned = failed(verify_log(resign(doc), PUBLIC_HEX))
+        resigned = failed(lambda: verify_log(resign(doc), PUBLIC_HEX))
         assert check in resigned and not resigned & {"sig.commitment", "sig.final", "log.key"}, (change.__name__,
-                                                                                               resigned)
+                                                                                                 resigned)
     assert "sig.final" in failed(broken(unsigned))
-    assert "log.key" in failed(verify_log(log, "11" * 32))
-    assert "log.format" in failed(verify_log({"format": "something else"}))
+    assert "log.key" in failed(lambda: verify_log(log, "11" * 32))
+    assert "log.format" in failed(lambda: verify_log({"format": "something else"}))
 
 
 def test_check_commitment_refuses_a_foreign_key(url):

@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from api.config import settings
-from api.store import Busy, Conflict, DuplicateGame, Remember, Remembered, SQLiteStore, Unavailable
+from api.store import BusyError, ConflictError, DuplicateGameError, Remember, Remembered, SQLiteStore, UnavailableError
 from test_store_contract import PostgresBackend, event, record
 from test_store_faults import in_new_thread
 
@@ -154,8 +154,8 @@ def test_in_one_commit_each_write_still_needs_its_history_and_a_refused_one_roll
     first, second, third, duplicate, elsewhere = behind_the_lock(store, calls, queued=5)
     assert first is None and elsewhere is None
     assert second == Remembered(answer.fingerprint, 200, answer.body)  # the twin: the first answer
-    assert isinstance(third, Conflict)  # computed from 0 events, and the game has 1 now
-    assert isinstance(duplicate, DuplicateGame)
+    assert isinstance(third, ConflictError)  # computed from 0 events, and the game has 1 now
+    assert isinstance(duplicate, DuplicateGameError)
     assert store.snapshot(raced.game_id).events == [event(0, by="first")]
     assert store.snapshot(other.game_id).events == [event(0), event(1)]
     assert store.snapshot(taken.game_id).record.opened == taken.opened
@@ -167,7 +167,7 @@ def test_a_write_blocked_past_the_busy_timeout_fails_its_whole_commit_as_busy(tm
     store.create_game(made)
     with sqlite3.connect(store.path, isolation_level=None) as other:  # a writer that ignores the file lock
         other.execute("BEGIN IMMEDIATE")
-        with pytest.raises(Busy):
+        with pytest.raises(BusyError):
             store.append(made.game_id, 0, [event(0)], "playing")
         other.execute("ROLLBACK")
     store.append(made.game_id, 0, [event(0)], "playing")
@@ -193,12 +193,12 @@ def test_a_corrupt_database_is_unavailable_takes_no_writes_and_recovers_once_men
         db.seek((root - 1) * page_size)
         db.write(bytes(range(256)) * (page_size // 256))
     fault = in_new_thread(store.snapshot, made.game_id)
-    assert isinstance(fault, Unavailable) and fault.reason == "database_corrupt", fault
+    assert isinstance(fault, UnavailableError) and fault.reason == "database_corrupt", fault
     store.integrity_check_every = 0
-    with pytest.raises(Unavailable) as raised:
+    with pytest.raises(UnavailableError) as raised:
         store.health()
     assert raised.value.reason == "database_corrupt"
-    with pytest.raises(Unavailable) as raised:
+    with pytest.raises(UnavailableError) as raised:
         store.append(spare.game_id, 0, [event(0)], "playing")  # no write into a corrupt database
     assert raised.value.reason == "database_corrupt"
     with open(path, "r+b") as db:  # mended in place
@@ -314,10 +314,10 @@ def test_after_a_disk_error_the_store_lets_go_of_its_files_and_recovers_once_rep
         store.append(made.game_id, n, [event(n)], "playing")
     assert open_files_under(loop_disk.mount_point)  # (the pool's connections, the lock file)
     loop_disk.fail(how)
-    with pytest.raises(Unavailable) as raised:
+    with pytest.raises(UnavailableError) as raised:
         store.append(made.game_id, 20, [event(20)], "playing")
     assert raised.value.reason == reason
-    with pytest.raises(Unavailable) as raised:
+    with pytest.raises(UnavailableError) as raised:
         store.health()
     assert raised.value.reason == reason
     deadline = time.monotonic() + 5
@@ -330,7 +330,7 @@ def test_after_a_disk_error_the_store_lets_go_of_its_files_and_recovers_once_rep
         try:
             store.health()
             break
-        except Unavailable:
+        except UnavailableError:
             assert time.monotonic() < deadline, "the store did not recover"
             time.sleep(0.1)
     assert store.snapshot(made.game_id).events == [event(n) for n in range(20)]

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from fairdice.bots import play_bots
-from fairdice.errors import FairdiceError, NotNow
+from fairdice.errors import FairdiceError, NotNowError
 from fairdice.game import Game, Setup
 from fairdice.rules import RULESETS
 
@@ -162,13 +162,13 @@ def test_refusals_in_play_change_nothing():
 def test_nothing_is_accepted_after_the_end():
     game = new_game(seats=[{"type": "human", "name": "a"}])
     game.supply_client_seed(0, "s")
-    with pytest.raises(NotNow):
+    with pytest.raises(NotNowError):
         game.revealed_seed()
     game.abandon(0)
     assert game.status == "abandoned" and game.revealed_seed() == SEED
     for command in (lambda: game.roll(0), lambda: game.score(0, "chance"), lambda: game.abandon(0)):
         before = snapshot(game)
-        with pytest.raises(NotNow):
+        with pytest.raises(NotNowError):
             command()
         assert snapshot(game) == before
 

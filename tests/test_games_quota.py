@@ -1,5 +1,5 @@
 """The quota of unfinished games per client, at the service (`Games.create(..., client=...)`), on a real
-SQLite store: a client at `max_unfinished` unfinished games is refused (TooManyUnfinished, a domain error of
+SQLite store: a client at `max_unfinished` unfinished games is refused (TooManyUnfinishedError, a domain error of
 kind "quota") until one of its games ends, however it ends; other clients are not counted against it.  The
 refusal says when the server's timeout frees a place by itself (retry_after: the idlest game's last move plus
 the timeout), and the quota an operator set for a client (`Store.set_client_quota`) replaces the server's."""
@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from api.games import Games, TooManyUnfinished
+from api.games import Games, TooManyUnfinishedError
 from api.keys import KeyRing
 from api.stores.sqlite import SQLiteStore
 from fairdice.errors import FairdiceError
@@ -57,7 +57,7 @@ def test_a_client_at_its_quota_is_refused_and_nothing_is_stored(store, keys):
     games = Games(store, keys, max_unfinished=LIMIT)
     for _ in range(LIMIT):
         make(games, "10.0.0.1")
-    with pytest.raises(TooManyUnfinished) as refused:
+    with pytest.raises(TooManyUnfinishedError) as refused:
         make(games, "10.0.0.1")
     error = refused.value
     assert isinstance(error, FairdiceError) and error.kind == "quota"
@@ -82,7 +82,7 @@ def test_a_game_that_ends_frees_its_place(store, keys, ending):
     seats = (EV,) if ending == "finished" else (ANN, EV)
     first, token = make(games, "10.0.0.1", seats)
     make(games, "10.0.0.1")
-    with pytest.raises(TooManyUnfinished):
+    with pytest.raises(TooManyUnfinishedError):
         make(games, "10.0.0.1")
     if ending == "abandoned by the player":
         games.abandon(first, token)
@@ -92,7 +92,7 @@ def test_a_game_that_ends_frees_its_place(store, keys, ending):
         games.expire(first, now=time.time() + 62)
     assert store.snapshot(first).record.status in ("abandoned", "finished")
     make(games, "10.0.0.1")  # accepted again
-    with pytest.raises(TooManyUnfinished):
+    with pytest.raises(TooManyUnfinishedError):
         make(games, "10.0.0.1")
 
 
@@ -119,11 +119,11 @@ def test_the_refusal_says_when_the_timeout_frees_a_place(store, keys):
     other, _ = make(games, "10.0.0.1")
     _idle(store, idlest, 1000)
     _idle(store, other, 10)
-    with pytest.raises(TooManyUnfinished) as refused:
+    with pytest.raises(TooManyUnfinishedError) as refused:
         make(games, "10.0.0.1")
     assert 3600 - 1000 - 1 <= refused.value.details["retry_after"] <= 3600 - 1000  # the idlest: 2600 s to go
     _idle(store, idlest, 3700)  # past its timeout, not yet abandoned by the upkeep: retry at once
-    with pytest.raises(TooManyUnfinished) as refused:
+    with pytest.raises(TooManyUnfinishedError) as refused:
         make(games, "10.0.0.1")
     assert refused.value.details["retry_after"] == 1
 
@@ -133,17 +133,17 @@ def test_an_operators_quota_replaces_the_servers_for_that_client_only(store, key
     store.set_client_quota("10.0.0.1", LIMIT + 2)  # raised
     for _ in range(LIMIT + 2):
         make(games, "10.0.0.1")
-    with pytest.raises(TooManyUnfinished) as refused:
+    with pytest.raises(TooManyUnfinishedError) as refused:
         make(games, "10.0.0.1")
     assert refused.value.details["max_unfinished"] == LIMIT + 2
     store.set_client_quota("10.0.0.1", 0)  # lifted
     make(games, "10.0.0.1")
     for _ in range(LIMIT):
         make(games, "10.0.0.2")
-    with pytest.raises(TooManyUnfinished):  # another client keeps the server's quota
+    with pytest.raises(TooManyUnfinishedError):  # another client keeps the server's quota
         make(games, "10.0.0.2")
     store.set_client_quota("10.0.0.1", None)  # back to the server's: far over it now
-    with pytest.raises(TooManyUnfinished) as refused:
+    with pytest.raises(TooManyUnfinishedError) as refused:
         make(games, "10.0.0.1")
     assert refused.value.details["max_unfinished"] == LIMIT
 
@@ -153,7 +153,7 @@ def test_a_bad_request_is_refused_for_what_it_is_even_at_the_quota(store, keys):
     make(games, "10.0.0.1")
     with pytest.raises(FairdiceError) as refused:
         games.create("no-such-rules", [ANN], client="10.0.0.1")
-    assert not isinstance(refused.value, TooManyUnfinished)
+    assert not isinstance(refused.value, TooManyUnfinishedError)
 
 
 @pytest.mark.parametrize("bad", [-1, 1.5, "3", True])

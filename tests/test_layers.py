@@ -1,15 +1,26 @@
-"""The layers the tree shows, held by test: a pure core, its edges, the API above them, a verifier apart.
+"""The layers the tree shows, held by test: a pure core, adapters over it, two front ends, a verifier apart.
 
-- `fairdice/` except `fairdice/edges/` is the pure core.  It may import only what is listed here (an
-  allow-list, so a new import is a decision someone writes down), and nothing of its own edges.
-- `fairdice/edges/` (command line, HTTP client, terminal game, table cache) may use the world, but not
-  `api`: the server's module is named by `fairdice serve` as a string and imported only when chosen.
+    fairdice.edges (the `fairdice` command) ──▶ fairdice.adapters ──▶ fairdice (core)
+    api (the server)                        ──▶ fairdice.adapters ──▶ fairdice (core)
+    fairdice.edges ┄┄▶ api: by name only (`fairdice serve`, `keys`, `admin`)
+    fairdice.edges, api ──▶ verifier (the client and the server read logs with it), which imports nothing of ours
+
+- `fairdice/` except `fairdice/adapters/`, `fairdice/edges/` and `__main__` is the pure core.  It may import
+  only what is listed here (an allow-list, so a new import is a decision someone writes down), and nothing
+  of the layers above it.
+- `fairdice/adapters/` (the optimal tables' file cache, argparse types) touches the world; both front ends
+  use it, so it imports the core only.
+- `fairdice/edges/` (command line, HTTP client, terminal game) may use the world and the adapters, but not
+  `api`: the server's modules are named by the command as strings and imported only when chosen.
+- `api/` may use the core and the adapters, never `fairdice.edges` (which names it): every arrow between
+  two packages runs one way (`LAYERS`, checked for cycles, and every import and module named as a string).
 - `verifier/` imports the standard library and `cryptography`, nothing of ours.
 """
 
 from __future__ import annotations
 
 import ast
+import graphlib
 import subprocess
 import sys
 from pathlib import Path
@@ -50,16 +61,114 @@ def _imports(path: Path, module: str):
             yield node.lineno, name
 
 
+# layer -> the layers its modules may import (its own included).  An arrow runs one way: LAYERS has no cycle.
+LAYERS = {
+    "core": {"core"},
+    "adapters": {"core", "adapters"},
+    "edges": {"core", "adapters", "edges", "verifier"},
+    "api": {"core", "adapters", "api", "verifier"},
+    "verifier": {"verifier"},
+}
+# layer -> layers whose modules it may name as strings and import when chosen (importlib), besides LAYERS:
+# the `fairdice` command starts the server's commands, so that a client-only install loads no Flask
+BY_NAME = {"edges": {"api"}}
+
+
+def layer_of(module: str) -> str | None:
+    """The layer of one of our modules, by its dotted name (None: not ours)."""
+    top = module.split(".")[0]
+    if top in ("api", "verifier"):
+        return top
+    if top != "fairdice":
+        return None
+    if module == "fairdice.__main__" or module.startswith("fairdice.edges"):  # `python -m fairdice` is the command
+        return "edges"
+    return "adapters" if module.startswith("fairdice.adapters") else "core"
+
+
+def _named_modules(path: Path, ours: set[str]):
+    """(line, name) of every string constant that is exactly the dotted name of one of our modules: a module
+    imported by name (importlib.import_module) is an arrow too.  (A bare "fairdice" is also a directory's
+    and a logger's name, so only dotted names count.)"""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and "." in node.value \
+                and node.value in ours:
+            yield node.lineno, node.value
+
+
+def _all_modules():
+    return [pm for package in ("fairdice", "api", "verifier") for pm in _modules(package)]
+
+
+def _our_names(modules) -> set[str]:
+    """Every module and package name of ours ("api", "fairdice.edges", "fairdice.edges.cli", ...)."""
+    names = set()
+    for _, module in modules:
+        parts = module.split(".")
+        names |= {".".join(parts[:i]) for i in range(1, len(parts) + 1)}
+    return {n.removesuffix(".__init__") for n in names if n != "__init__"}
+
+
+def wrong_way_arrows(modules, ours: set[str]) -> list[str]:
+    """Each import, or module named as a string, that crosses the layers against LAYERS and BY_NAME."""
+    bad = []
+    for path, module in modules:
+        mine = layer_of(module)
+        arrows = [(line, name, LAYERS[mine]) for line, name in _imports(path, module)]
+        arrows += [(line, name, LAYERS[mine] | BY_NAME.get(mine, set())) for line, name in _named_modules(path, ours)]
+        for line, name, allowed in arrows:
+            theirs = layer_of(name)
+            if theirs is not None and theirs not in allowed:
+                bad.append(f"{path.name}:{line}: {mine} -> {theirs} ({name})")
+    return bad
+
+
+def test_the_layers_run_one_way():
+    """The allowed arrows between layers, by import or by name, form no cycle."""
+    graph = {layer: (allowed | BY_NAME.get(layer, set())) - {layer} for layer, allowed in LAYERS.items()}
+    order = list(graphlib.TopologicalSorter(graph).static_order())  # raises CycleError on a cycle
+    assert order.index("core") < order.index("adapters") < order.index("api") < order.index("edges")
+    assert order.index("verifier") < order.index("api")
+
+
+def test_every_arrow_between_our_packages_runs_the_way_the_layers_allow():
+    modules = _all_modules()
+    bad = wrong_way_arrows(modules, _our_names(modules))
+    assert not bad, "imports against the layers:\n" + "\n".join(bad)
+
+
+@pytest.mark.parametrize("module, text, arrow", [
+    ("api.sample", "from fairdice.edges import cli\n", "api -> edges"),
+    ("api.sample", "import importlib\nimportlib.import_module('fairdice.edges.cli')\n", "api -> edges"),
+    ("fairdice.bots.sample", "def f():\n    from ..adapters import table_cache\n", "core -> adapters"),
+    ("fairdice.sample", "from .edges import cli\n", "core -> edges"),
+    ("fairdice.adapters.sample", "from ..edges.cli import main\n", "adapters -> edges"),
+    ("fairdice.adapters.sample", "import api.engines\n", "adapters -> api"),
+    ("fairdice.edges.sample", "from api import serve\n", "edges -> api"),
+    ("verifier.sample", "from fairdice import derive\n", "verifier -> core"),
+], ids=["api-imports-edges", "api-names-edges", "core-imports-adapters", "core-imports-edges",
+        "adapters-import-edges", "adapters-import-api", "edges-import-api", "verifier-imports-core"])
+def test_the_layer_check_sees_an_arrow_the_wrong_way(tmp_path, module, text, arrow):
+    """The checker itself: each wrong-way arrow, lazy or relative or by name, is found (so the test above
+    cannot pass by not looking); and a by-name arrow that BY_NAME allows is not."""
+    sample = tmp_path / "sample.py"
+    sample.write_text(text)
+    ours = _our_names(_all_modules())
+    assert [line.split(" (")[0] for line in wrong_way_arrows([(sample, module)], ours)] == [f"sample.py:{text.count(chr(10))}: {arrow}"]
+    allowed = tmp_path / "allowed.py"
+    allowed.write_text("COMMANDS = {'serve': 'api.serve'}\n")
+    assert wrong_way_arrows([(allowed, "fairdice.edges.sample")], ours) == []
+
+
 def _core_modules():
-    return [(p, m) for p, m in _modules("fairdice") if not m.startswith("fairdice.edges") and m != "fairdice.__main__"]
+    return [(p, m) for p, m in _modules("fairdice") if layer_of(m) == "core"]
 
 
 def test_the_core_imports_only_what_its_allow_list_names():
     bad = []
     for path, module in _core_modules():
         for line, name in _imports(path, module):
-            ours = name == "fairdice" or name.startswith("fairdice.")
-            if ours and not name.startswith("fairdice.edges"):
+            if layer_of(name) == "core":
                 continue
             if name in CORE_STDLIB or name.startswith(CORE_THIRD_PARTY_PREFIXES):
                 continue

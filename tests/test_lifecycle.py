@@ -11,10 +11,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from api.games import UnknownGame
+from api.games import GameNotFoundError
 from api.lifecycle import EXPIRE_BATCH, Maintenance, stamp
-from api.store import Busy, Unavailable
-from fairdice.errors import NotNow
+from api.store import BusyError, UnavailableError
+from fairdice.errors import NotNowError
 
 NOW = 1_780_000_000  # 2026-05-28T20:26:40Z
 CONF = SimpleNamespace(maintenance_interval=60, abandon_timeout=3600, idempotency_ttl=600)
@@ -45,7 +45,7 @@ class FakeStore:
 
 
 class FakeGames:
-    """Games.expire as the contract has it: abandons (here: forgets) a game, or refuses with NotNow."""
+    """Games.expire as the contract has it: abandons (here: forgets) a game, or refuses with NotNowError."""
 
     def __init__(self, store: FakeStore, refuse: dict[str, Exception] | None = None):
         self.store = store
@@ -80,9 +80,9 @@ def test_a_round_expires_the_games_idle_for_the_timeout_and_prunes_by_the_ttl():
 
 def test_games_refused_are_skipped_and_not_counted():
     store = FakeStore({f"g{i}": utc(NOW - 4000 - i) for i in range(4)})
-    games = FakeGames(store, refuse={"g1": NotNow("not_expired", "its header promises longer"),
-                                     "g2": NotNow("game_over", "abandoned by another worker"),
-                                     "g3": UnknownGame("game_not_found", "gone")})
+    games = FakeGames(store, refuse={"g1": NotNowError("not_expired", "its header promises longer"),
+                                     "g2": NotNowError("game_over", "abandoned by another worker"),
+                                     "g3": GameNotFoundError("gone")})
     assert maintenance(store, games).run_once()["expired"] == 1
     assert [gid for gid, _ in games.expired] == ["g0"]
 
@@ -97,12 +97,12 @@ def test_more_stale_games_than_a_batch_are_all_expired_in_one_round():
 def test_a_batch_of_only_refused_games_ends_the_search():
     """The oldest games refuse (their own timeout is longer): asking again would return the same ones."""
     store = FakeStore({f"g{i:04}": utc(NOW - 5000 - i) for i in range(EXPIRE_BATCH)})
-    games = FakeGames(store, refuse={gid: NotNow("not_expired", "later") for gid in store.games})
+    games = FakeGames(store, refuse={gid: NotNowError("not_expired", "later") for gid in store.games})
     assert maintenance(store, games).run_once()["expired"] == 0
     assert len(store.stale_calls) == 1
 
 
-@pytest.mark.parametrize("fault", [Busy("database is locked"), Unavailable("disk_full", "0 bytes free")],
+@pytest.mark.parametrize("fault", [BusyError("database is locked"), UnavailableError("disk_full", "0 bytes free")],
                          ids=["busy", "unavailable"])
 def test_a_store_fault_ends_that_part_of_the_round_with_a_warning(fault, caplog):
     store = FakeStore({"old": utc(NOW - 4000)})

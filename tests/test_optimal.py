@@ -1,8 +1,9 @@
 """The optimal engine: its programme against brute force and closed forms, the published start values and
-digests, the policy's own turn against the table, the table cache (an edge), play, and the import rules.
+digests, the policy's own turn against the table, the table cache (an adapter), play, and the import rules.
 
 The tables come from conftest's `optimal_table`, built once per run into the run's own cache (yacht in a
-second or two; classic13 and yatzy in several seconds, only for the tests marked slow).
+second or two; classic13 and yatzy in several seconds, only for the tests marked slow), and are handed to the
+policy as its table source (`table_cache.source()`, the registry `table_cache.bots()`), as the edges do.
 """
 
 from __future__ import annotations
@@ -21,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairdice.bots import BOTS, play_bots, position_of, space
+from fairdice.adapters import table_cache
+from fairdice import bots as core_bots
+from fairdice.bots import play_bots, position_of, space
 from fairdice.bots.base import TIE_TOLERANCE, Decision, Position
 from fairdice.bots.optimal import policy, programme, table_format
-from fairdice.edges import table_cache
 from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.hint import hint
@@ -36,6 +38,9 @@ PUBLISHED = {  # start value (2 decimals) and standard deviation of the final sc
     "yacht": (191.77, 37.9),
 }
 
+
+TABLES = table_cache.source()  # the run's cache (conftest), as the command line passes it
+BOTS = table_cache.bots()  # the published bots, the optimal one made with that source
 
 SLOW_TABLE = {"yatzy", "classic13"}  # the tables that take long to build on 2 cores (yacht: seconds)
 
@@ -350,8 +355,7 @@ def test_decide_is_the_policy_rule_on_the_candidates(rules_id, monkeypatch):
     """Optimal.decide (which makes no Candidate) against SPEC's rule applied to Optimal.candidates, with
     tie-breaks that pick the first, the last and a middle one of the tied, and ask exactly once, as often."""
     table, rng = random_table(rules_id, seed=2), random.Random(7)
-    monkeypatch.setattr(policy, "_source", lambda rules_id: table)
-    bot = BOTS["optimal"]
+    bot = policy.Optimal(lambda rules_id: table)
     rules = table.rules
     for _ in range(150):
         card = random_card(rules, rng)
@@ -401,10 +405,10 @@ def test_decide_counts_near_ties_as_ties(monkeypatch):
         def choices(self, boxes, dice, rolls_left):
             return decisions, list(values)
 
-    monkeypatch.setattr(policy, "_source", lambda rules_id: Table())
+    bot = policy.Optimal(lambda rules_id: Table())
     position = Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 3)
     asked = []
-    picked = [BOTS["optimal"].decide(position, lambda n, i=i: asked.append(n) or i).category for i in range(4)]
+    picked = [bot.decide(position, lambda n, i=i: asked.append(n) or i).category for i in range(4)]
     assert asked == [4] * 4 and picked == ["a", "b", "d", "e"]
 
 
@@ -440,34 +444,58 @@ def test_before_the_first_roll_the_only_candidate_is_to_roll(optimal_table):
     assert cand.value == pytest.approx(191.7744, abs=1e-4)
 
 
-def test_identity_needs_no_table(monkeypatch):
-    monkeypatch.setattr(policy, "_source", lambda rules_id: pytest.fail("identity must not ask for tables"))
-    bot = policy.Optimal()
+def test_identity_needs_no_table():
+    bot = policy.Optimal(lambda rules_id: pytest.fail("identity must not ask for tables"))
     params = bot.params()
     assert params["table_sha256"] == {r: e["sha256"] for r, e in table_format.manifest()["tables"].items()}
     assert sorted(params["table_sha256"]) == sorted(RULESETS)
     assert len(bot.identity_hash()) == 64
 
 
-def test_without_a_table_source_a_decision_says_so(monkeypatch):
-    monkeypatch.setattr(policy, "_source", None)
+def test_without_a_table_source_a_decision_says_how_to_get_one():
+    """The core's registry has no table source (the core reads no file): its optimal bot names itself, and a
+    decision, a hint or an analysis that needs a table says how to make the bot with one."""
     rs = RULESETS["yacht"]
     with pytest.raises(FairdiceError) as err:
-        BOTS["optimal"].candidates(Position(rs, {}, (1, 2, 3, 4, 5), 1))
-    assert err.value.code == "table_unavailable" and "install" in err.value.message
+        core_bots.BOTS["optimal"].candidates(Position(rs, {}, (1, 2, 3, 4, 5), 1))
+    assert err.value.code == "table_unavailable"
+    assert "table_cache.bots()" in err.value.message and "fairdice tables build" in err.value.message
+    with pytest.raises(FairdiceError) as err:
+        hint(Position(rs, {}, (1, 2, 3, 4, 5), 1))
+    assert err.value.code == "table_unavailable"
+
+
+def test_a_fresh_script_gets_the_same_answer_whatever_ran_before():
+    """No module-global source: in a fresh interpreter, after the edges made their own registry with the
+    cache, the core's `BOTS["optimal"]` still has none (nothing was installed into it)."""
+    code = ("from fairdice.adapters import table_cache\n"
+            "from fairdice.bots import BOTS\nfrom fairdice.bots.base import Position\n"
+            "from fairdice.rules import RULESETS\nfrom fairdice.errors import FairdiceError\n"
+            "table_cache.bots()\n"
+            "try:\n    BOTS['optimal'].candidates(Position(RULESETS['yacht'], {}, (1, 2, 3, 4, 5), 1))\n"
+            "except FairdiceError as e:\n    print(e.code)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert done.returncode == 0 and done.stdout.split() == ["table_unavailable"], done.stderr
+
+
+def test_the_registry_makes_the_optimal_bot_with_its_source_and_asks_it_only_to_decide():
+    """`with_tables` hands the source to the table-driven policy and to no other; making the registry, and
+    the bot's identity, ask nothing (a table is loaded when a decision first needs it)."""
+    table, asked = random_table("yacht", seed=5), []
+    bots = core_bots.BOTS.with_tables(lambda rules_id: asked.append(rules_id) or table)
+    assert bots["optimal"].identity() == core_bots.BOTS["optimal"].identity() and asked == []
+    assert bots["ev"].identity() == core_bots.BOTS["ev"].identity() and asked == []
+    bots["optimal"].candidates(Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 1))
+    assert asked == ["yacht"]
 
 
 def test_a_source_that_may_not_build_refuses_a_missing_table(tmp_path, monkeypatch):
     monkeypatch.setenv("FAIRDICE_CACHE_DIR", str(tmp_path))
     monkeypatch.setattr(table_cache, "CACHE", table_cache.TableCache())
     monkeypatch.setattr(table_cache, "compute_table", lambda *a, **k: pytest.fail("a decision built a table"))
-    table_cache.install(build=False)
-    try:
-        with pytest.raises(FairdiceError) as err:
-            BOTS["optimal"].candidates(Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 1))
-        assert err.value.code == "table_unavailable"
-    finally:
-        table_cache.install()
+    with pytest.raises(FairdiceError) as err:
+        table_cache.bots(build=False)["optimal"].candidates(Position(RULESETS["yacht"], {}, (1, 2, 3, 4, 5), 1))
+    assert err.value.code == "table_unavailable"
 
 
 def test_state_of_rejects_impossible_cards():
@@ -587,7 +615,7 @@ def test_real_rebuild_into_an_empty_cache(tmp_path, monkeypatch):
 def play(rules_id, bot, seed: int) -> Game:
     game = Game(Setup.build("g", rules_id, [{"type": "bot", "bot": bot}]), server_seed=seed.to_bytes(32, "big"))
     game.supply_client_seed(None, f"client seed {seed}")
-    play_bots(game)
+    play_bots(game, BOTS)
     return game
 
 
@@ -619,7 +647,7 @@ def test_upper_first_is_refused_and_hint_falls_back():
     with pytest.raises(FairdiceError) as err:
         BOTS["optimal"].candidates(pos)
     assert err.value.code == "unsupported_rules"
-    h = hint(pos)
+    h = hint(pos, TABLES)
     assert h["engine"] == "ev" and h["value_kind"] == "expected_turn_points"
     # SPEC §3.4: no lower box while an upper box is open, so the boxes offered are exactly the six upper ones
     assert {a["category"] for a in h["alternatives"] if a["action"] == "score"} == {
@@ -632,7 +660,7 @@ def test_hint(optimal_table):
     rs = RULESETS["classic13"]
     boxes = {**{c: None for c in rs.category_ids}, "chance": 20, "sixes": 24}
     pos = Position(rs, boxes, (2, 3, 4, 5, 5), 2)
-    h = hint(pos)
+    h = hint(pos, TABLES)
     json.dumps(h)
     assert h["engine"] == "optimal" and h["banked"] == 44
     values = [a["value"] for a in h["alternatives"]]
@@ -645,7 +673,7 @@ def test_hint(optimal_table):
     # values are expected final scores: banked + the policy's candidate values
     best = max(c.value for c in BOTS["optimal"].candidates(pos))
     assert h["best"]["value"] == pytest.approx(44 + best, abs=1e-4)
-    start = hint(Position(rs, {c: None for c in rs.category_ids}, (), 0))
+    start = hint(Position(rs, {c: None for c in rs.category_ids}, (), 0), TABLES)
     assert start["best"]["value"] == pytest.approx(254.5877, abs=1e-4)
 
 
@@ -682,7 +710,7 @@ def _imports(path: Path) -> tuple[set[str], set[str]]:
 
 def test_only_the_edge_module_touches_the_world():
     """The engine (fairdice/bots, the optimal package included) imports no module that does I/O and opens no
-    file; the table cache, which does, lives in fairdice/edges, which no engine module imports."""
+    file; the table cache, which does, lives in fairdice/adapters, which no engine module imports."""
     engine = sorted((ROOT / "fairdice" / "bots").rglob("*.py"))
     assert {p.name for p in engine} >= {"programme.py", "table_format.py", "policy.py", "policies.py"}
     for path in engine:
@@ -690,9 +718,9 @@ def test_only_the_edge_module_touches_the_world():
         tops = {m.lstrip(".").split(".")[0] for m in modules if not m.startswith(".")}
         assert not tops & IO_MODULES, (path, tops & IO_MODULES)
         assert "open" not in calls, path
-        reaches_edges = any("edges" in m.split(".") for m in modules)
+        reaches_edges = any({"edges", "adapters"} & set(m.split(".")) for m in modules)
         assert not reaches_edges, path
-    edge, _ = _imports(ROOT / "fairdice" / "edges" / "table_cache.py")
+    edge, _ = _imports(ROOT / "fairdice" / "adapters" / "table_cache.py")
     assert {"os", "fcntl", "mmap", "multiprocessing", "tempfile"} <= {m.split(".")[0] for m in edge}
 
 

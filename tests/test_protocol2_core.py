@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from fairdice.bots import play_bots
-from fairdice.errors import FairdiceError, NotNow
+from fairdice.errors import FairdiceError, NotNowError
 from fairdice.game import Game, Setup
 from fairdice.log import Chain, Signer, build_log, chain, check_move_receipt, open_log, setup_from_header, \
     verify_signature
@@ -77,7 +77,7 @@ def test_two_humans_commit_before_any_reveal():
     game.commit_client_seed(0, commitment(0, "seed 0"))
     assert game.missing_commitments() == [1]
     err = refused(game, lambda: game.supply_client_seed(0, "seed 0", SALTS[0]), "awaiting_commitments")
-    assert isinstance(err, NotNow) and err.details["awaiting"] == [1]
+    assert isinstance(err, NotNowError) and err.details["awaiting"] == [1]
     refused(game, lambda: game.supply_client_seed(0, "seed 0"), "client_seed_commit_required")
     game.commit_client_seed(1, commitment(1, "seed 1"))
     assert game.missing_commitments() == [] and game.commitments == {0: commitment(0, "seed 0"),
@@ -162,7 +162,7 @@ def test_a_human_seat_abandons_for_itself_before_the_start():
 def test_a_human_seat_abandons_only_on_its_own_turn():
     game = started()
     err = refused(game, lambda: game.abandon(1, "player"), "not_your_turn")
-    assert isinstance(err, NotNow) and err.details["current_seat"] == 0
+    assert isinstance(err, NotNowError) and err.details["current_seat"] == 0
     game.roll(0)
     game.score(0, "choice")
     refused(game, lambda: game.abandon(0, "player"), "not_your_turn")  # seat 1's turn now
@@ -208,7 +208,8 @@ def test_new_logs_are_version_3_with_a_signed_abandon_timeout():
     opened = open_log(Game(Setup.build("p3-game", "yacht", [ANN]), SEED), SIGNER)
     assert opened["version"] == 3 and opened["header"]["abandon_timeout"] == 86400  # SPEC §5.1's default
     assert open_log(new_game(), SIGNER)["version"] == 2  # the version 2 rules are still those of version 2 games
-    assert verify_signature(SIGNER.public_key.hex(), opened["commitment_signature"], canonical(opened["header"]))
+    verify_signature(SIGNER.public_key.hex(), opened["commitment_signature"], canonical(opened["header"]),
+                     "sig.commitment")
     assert open_log(new_game(abandon_timeout=600), SIGNER)["header"]["abandon_timeout"] == 600
     for bad in (0, -5, True, 1.5, "86400", None):
         with pytest.raises(FairdiceError) as err:
@@ -304,7 +305,7 @@ def test_the_receipt_vectors_are_signed_over_the_bytes_of_the_spec():
         n = receipt["events"]
         message = field("fairdice-receipt/v2") + field(head["game_id"]) + n.to_bytes(4, "big") + hashes[n]
         assert bytes.fromhex(item["message"]) == message and receipt["chain"] == hashes[n].hex()
-        assert verify_signature(vec["public_key"], receipt["signature"], message)
+        verify_signature(vec["public_key"], receipt["signature"], message, "receipt.chain")
         assert receipt["key_id"] == hashlib.sha256(bytes.fromhex(vec["public_key"])).hexdigest()[:16]
         assert signer.sign_receipt(head["game_id"], n, hashes[n]) == receipt  # Ed25519 is deterministic
 

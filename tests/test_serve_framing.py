@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from api.worker import HEAD_LIMIT, Framing, HeadTooLarge
+from api.worker import HEAD_LIMIT, Framing, HeadTooLargeError
 
 LIMIT = 1000
 GET = b"GET /healthz HTTP/1.1\r\nHost: fairdice\r\n\r\n"
@@ -87,7 +87,7 @@ def test_chunk_framing_without_end_is_capped():
 
 def test_a_head_over_the_limit_is_refused():
     framing, buf = Framing(LIMIT), bytearray(b"GET / HTTP/1.1\r\nX-Long: ")
-    with pytest.raises(HeadTooLarge):
+    with pytest.raises(HeadTooLargeError):
         while not framing.complete(buf):
             buf += b"a" * 4096
     assert len(buf) > HEAD_LIMIT

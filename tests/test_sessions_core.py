@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from fairdice import derive
-from fairdice.errors import FairdiceError, NotNow
+from fairdice.errors import FairdiceError, NotNowError
 from fairdice.log import Signer
 from fairdice.notation import parse
 from fairdice.sessions import (AppKey, Session, acceptance_bound, candidate_width, die_face, die_message,
@@ -105,7 +105,7 @@ def test_a_wholly_rejected_block_goes_on_into_the_next(sides, width):
 
 def test_a_roll_before_the_client_seed_is_refused():
     session = new_session()
-    with pytest.raises(NotNow) as caught:
+    with pytest.raises(NotNowError) as caught:
         session.roll("1d6")
     assert caught.value.code == "client_seed_required" and session.tail.chain.count == 0
 
@@ -113,7 +113,7 @@ def test_a_roll_before_the_client_seed_is_refused():
 def test_a_pair_takes_one_client_seed():
     session = new_session()
     session.supply_client_seed("mine")
-    with pytest.raises(NotNow) as caught:
+    with pytest.raises(NotNowError) as caught:
         session.supply_client_seed("again")
     assert caught.value.code == "client_seed_already_set"
     with pytest.raises(FairdiceError) as caught:
@@ -136,7 +136,7 @@ def test_nonces_count_per_pair_serials_per_session_and_rotation_reveals_the_comm
     assert [(e["pair"], e["nonce"], e["serial"]) for e in later] == [(1, 0, 4), (1, 1, 5)]
     (rotate2,) = session.rotate(seed(3))
     assert hashlib.sha256(bytes.fromhex(rotate2["server_seed"])).hexdigest() == head["next_commitment"]
-    with pytest.raises(NotNow):
+    with pytest.raises(NotNowError):
         session.roll("d20")  # pair 2 was started without a client seed: none is carried over
 
 
@@ -172,7 +172,7 @@ def test_an_app_key_requires_a_valid_signature_over_the_history_the_app_saw():
         session.roll("1d6", wrong)
     assert caught.value.code == "invalid_app_signature"
     good = app.sign("core-1", session.tail.chain, roll_command(0, 0, "1d6"))
-    with pytest.raises(NotNow) as caught:
+    with pytest.raises(NotNowError) as caught:
         session.roll("1d6", good, event_count=0)
     assert caught.value.code == "stale_history" and caught.value.details == {"event_count": 1}
     (event,) = session.roll("1d6", good, event_count=1)

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from api.sessions import QUOTA_WINDOW
-from api.stores.sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, ClientSessions, RollQuota, RollsExhausted,
+from api.stores.sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, ClientSessions, RollQuota, RollsExhaustedError,
                                      SessionRecord)
 from test_api_helpers import openapi_checker
 from test_lifecycle_admin import admin
@@ -249,18 +249,18 @@ def test_rolls_count_against_the_day_of_the_client_that_opened_the_session(store
     store.session_append(a1, 0, [({"type": "client_seed"}, tail(1))], quota=today)  # not a roll
     store.session_append(a1, 1, roll_rows(2, 1), quota=today)
     store.session_append(b1, 0, roll_rows(3, 0), quota=RollQuota("b", "2026-12-02", 3))  # b's own count
-    with pytest.raises(RollsExhausted) as refused:
+    with pytest.raises(RollsExhaustedError) as refused:
         store.session_append(a2, 0, roll_rows(2, 0), quota=today)  # 2 + 2 > 3: neither is stored
     assert (refused.value.rolled, refused.value.most) == (2, 3)
     assert store.session_state(a2).event_count == 0
     store.session_append(a2, 0, roll_rows(1, 0), quota=today)  # the refused append counted nothing
-    with pytest.raises(RollsExhausted):
+    with pytest.raises(RollsExhaustedError):
         store.session_append(a2, 1, roll_rows(1, 1), quota=today)
     store.session_append(a2, 1, roll_rows(1, 1), quota=RollQuota("a", "2026-12-03", 3))  # another day
     store.session_append(a2, 2, roll_rows(1, 2))  # no quota: not counted, not refused
     store.set_client_session_quota("a", 5, "rolls")  # the client's own quota, in place of the server's
     store.session_append(a2, 3, roll_rows(2, 3), quota=today)
-    with pytest.raises(RollsExhausted) as refused:
+    with pytest.raises(RollsExhaustedError) as refused:
         store.session_append(a2, 5, roll_rows(1, 5), quota=today)
     assert (refused.value.rolled, refused.value.most) == (5, 5)
     store.set_client_session_quota("a", 0, "rolls")  # none for this client
@@ -279,7 +279,7 @@ def test_a_database_made_before_session_quotas_gets_their_table_and_index(backen
     assert again.client_sessions("a", "2000-01-01T00:00:00Z").opened == 2
     again.set_client_session_quota("a", 2)
     assert again.client_session_quotas() == {"a": 2}
-    with pytest.raises(RollsExhausted):
+    with pytest.raises(RollsExhaustedError):
         again.session_append("s-a-0", 0, roll_rows(2, 0), quota=RollQuota("a", "2026-12-02", 1))
     if backend.name == "sqlite":
         assert backend.execute("SELECT 1 FROM sqlite_master WHERE name = 'sessions_by_client'")

@@ -7,7 +7,7 @@ computed from (one winner per position however many threads or stores race); a k
 the same transaction and returned to its twins; the database itself refuses to change or delete events;
 seeds stay sealed until the reveal and tokens are only hashes; snapshots are consistent while a game grows;
 the schema is made on first use, a version-1 database migrated in place and a newer one refused; a write
-blocked past the busy timeout is Busy.  And what the server's defences rely on (issue 14): rate limits
+blocked past the busy timeout is BusyError.  And what the server's defences rely on (issue 14): rate limits
 (GCRA) that hold however many threads and processes hit one key, the quota's count of unfinished games,
 the timeouts' stale games, the keys games name, pruning, the store's figures and its health.
 """
@@ -31,8 +31,8 @@ import pytest
 
 from api import create_app
 from api.config import settings
-from api.store import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Remembered,
-                       SQLiteStore, StoreError, describe_db)
+from api.store import (SCHEMA_VERSION, BusyError, ConflictError, DuplicateGameError, GameNotFoundError, GameRecord,
+                       Remember, Remembered, SQLiteStore, StoreError, describe_db)
 from fairdice.edges.client import verify_log
 from test_api_helpers import play_turn
 
@@ -238,7 +238,7 @@ def test_a_new_game_reads_back_as_created(store):
 def test_a_taken_game_id_is_refused_and_the_first_game_kept(store):
     first = record("same-id")
     store.create_game(first)
-    with pytest.raises(DuplicateGame):
+    with pytest.raises(DuplicateGameError):
         store.create_game(record("same-id", key_id="other", status="playing"))
     assert store.snapshot("same-id").record == first
 
@@ -247,7 +247,7 @@ def test_a_taken_game_id_is_refused_and_the_first_game_kept(store):
 def test_a_game_holds_its_seed_either_sealed_or_revealed(store, sealed, revealed):
     with pytest.raises(StoreError) as refused:
         store.create_game(record("bad-seed", seed_sealed=sealed, seed_revealed=revealed))
-    assert not isinstance(refused.value, DuplicateGame)  # a refused record, not a taken id
+    assert not isinstance(refused.value, DuplicateGameError)  # a refused record, not a taken id
     assert store.snapshot("bad-seed") is None
 
 
@@ -257,9 +257,9 @@ def test_an_unknown_game_reads_as_absent(store, game_id):
     store.create_game(record())
     assert store.snapshot(game_id) is None and store.final_log(game_id) is None
     assert store.event_count(game_id) is None and store.recall(game_id, 0, "k") is None
-    with pytest.raises(GameNotFound):
+    with pytest.raises(GameNotFoundError):
         store.append(game_id, 0, [event(0)], "playing")
-    with pytest.raises(GameNotFound):
+    with pytest.raises(GameNotFoundError):
         store.append(game_id, 0, [event(0)], "playing", remember=Remember(0, "k", "f" * 64, 200, "{}"))
 
 
@@ -276,9 +276,9 @@ def test_events_are_appended_only_after_the_expected_history(store):
     store.create_game(made)
     gid = made.game_id
     assert store.append(gid, 0, [event(0)], "playing") is None
-    with pytest.raises(Conflict):  # computed on the history before event 0
+    with pytest.raises(ConflictError):  # computed on the history before event 0
         store.append(gid, 0, [event(99)], "playing")
-    with pytest.raises(Conflict):  # computed on a history the store never had
+    with pytest.raises(ConflictError):  # computed on a history the store never had
         store.append(gid, 2, [event(99)], "playing")
     assert store.append(gid, 1, [event(1), event(2)], "finished") is None
     snap = store.snapshot(gid)
@@ -291,7 +291,7 @@ def test_an_append_marks_when_the_game_last_moved(store):
     made = record()
     store.create_game(made)
     time.sleep(1.05)  # the stamps have whole seconds
-    with pytest.raises(Conflict):
+    with pytest.raises(ConflictError):
         store.append(made.game_id, 1, [event(0)], "playing")
     assert store.snapshot(made.game_id).record.updated_at == made.created_at
     store.append(made.game_id, 0, [event(0)], "playing")
@@ -305,7 +305,7 @@ def test_a_refused_append_writes_nothing(store):
     gid = made.game_id
     store.append(gid, 0, [event(0)], "playing")
     before = store.snapshot(gid)
-    with pytest.raises(Conflict):
+    with pytest.raises(ConflictError):
         store.append(gid, 0, [event(9)], "finished", reveal=("ab" * 32, '{"log":1}'),
                      remember=Remember(0, "k", "f" * 64, 200, '{"x":1}'))
     assert store.snapshot(gid) == before and store.recall(gid, 0, "k") is None and store.final_log(gid) is None
@@ -333,14 +333,14 @@ def test_one_append_wins_each_position_among_racing_threads(backend):
                                                                "playing"))
         winners = [i for i, r in enumerate(results) if r is None]
         assert len(winners) == 1, results
-        assert all(isinstance(r, Conflict) for i, r in enumerate(results) if i != winners[0]), results
+        assert all(isinstance(r, ConflictError) for i, r in enumerate(results) if i != winners[0]), results
         assert stores[1].snapshot(made.game_id).events[position] == event(position, by=winners[0])
     assert stores[0].event_count(made.game_id) == positions
 
 
 def test_twin_requests_get_the_first_answer(backend):
     """8 retries of one command (one Idempotency-Key, computed on the same history) race on two stores:
-    one appends, every other gets its answer back, not a Conflict, and nothing else is written."""
+    one appends, every other gets its answer back, not a ConflictError, and nothing else is written."""
     stores = [backend.open(), backend.open()]
     made = record()
     stores[0].create_game(made)
@@ -378,7 +378,7 @@ def test_an_answered_key_returns_its_answer_and_writes_nothing(store):
     store.append(gid, 0, [event(0)], "playing", remember=kept)
     before = store.snapshot(gid)
     again = Remember(0, "k", "0" * 64, 201, '{"other":2}')
-    for expected in (1, 0):  # on the current history or an outdated one: the kept answer, not a Conflict
+    for expected in (1, 0):  # on the current history or an outdated one: the kept answer, not a ConflictError
         assert store.append(gid, expected, [event(5)], "finished", reveal=("ab" * 32, "{}"),
                             remember=again) == Remembered("f" * 64, 200, '{"x":1}')
     assert store.snapshot(gid) == before and store.final_log(gid) is None
@@ -484,7 +484,7 @@ def test_a_write_blocked_past_the_busy_timeout_is_busy(backend):
     store.create_game(made)
     with backend.game_locked(made.game_id):
         started = time.monotonic()
-        with pytest.raises(Busy):
+        with pytest.raises(BusyError):
             store.append(made.game_id, 0, [event(0)], "playing")
         assert time.monotonic() - started < 10
     assert store.append(made.game_id, 0, [event(0)], "playing") is None  # the lock gone, the write goes through
@@ -779,8 +779,7 @@ def test_a_whole_game_through_the_app_verifies(backend, tmp_path):
         state = play_turn(roll, score, state)
     served = client.get(f"/v1/games/{gid}/log")
     assert state["status"] == "finished" and served.get_data(as_text=True) == store.final_log(gid)
-    result = verify_log(served.get_json(), trusted_public_key=created["public_key"])
-    assert result.ok, result.problems
+    verify_log(served.get_json(), trusted_public_key=created["public_key"])  # raises unless it verifies
 
 
 def test_two_apps_on_one_database_never_act_on_an_outdated_game(backend, tmp_path):

@@ -1,4 +1,4 @@
-"""Faults under a running store: each is `Unavailable(reason, detail)`, never a bare sqlite3/psycopg error, is
+"""Faults under a running store: each is `UnavailableError(reason, detail)`, never a bare sqlite3/psycopg error, is
 seen by `health()`, and goes away by itself once the fault does (no restart, no new store).
 
 Made for real where the machine allows it:
@@ -26,15 +26,15 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from api.store import PostgresStore, SQLiteStore, StoreError, Unavailable
+from api.store import PostgresStore, SQLiteStore, StoreError, UnavailableError
 from api.stores import sqlite as sqlite_store
 from test_store_contract import PostgresBackend, event, record
 
 BIG = {"type": "roll", "pad": "x" * 3000}  # an event that needs pages of its own
 
 
-def unavailable(reason: str, call, *args, **kwargs) -> Unavailable:
-    with pytest.raises(Unavailable) as raised:
+def unavailable(reason: str, call, *args, **kwargs) -> UnavailableError:
+    with pytest.raises(UnavailableError) as raised:
         call(*args, **kwargs)
     assert raised.value.reason == reason, raised.value
     assert not isinstance(raised.value.__cause__, sqlite3.Error)
@@ -80,12 +80,12 @@ class Game:
         self.store.append(self.made.game_id, self.count, [body or event(self.count)], "playing")
         self.count += 1
 
-    def fill(self, reason: str) -> Unavailable:
+    def fill(self, reason: str) -> UnavailableError:
         """Append big events until the store refuses: that refusal, with nothing of it written."""
         for _ in range(5000):
             try:
                 self.append(BIG)
-            except Unavailable as exc:
+            except UnavailableError as exc:
                 assert exc.reason == reason, exc
                 assert self.store.event_count(self.made.game_id) == self.count
                 return exc
@@ -185,10 +185,10 @@ def test_a_read_only_database_is_unavailable_and_recovers_when_writable(tmp_path
         store.close()  # (its connections opened the files writable before: a connection opened now gets them
         #               read-only, as every one does once the store has let go of its files after a disk fault)
         fault = in_new_thread(game.append)
-        assert isinstance(fault, Unavailable) and fault.reason == "read_only", fault
+        assert isinstance(fault, UnavailableError) and fault.reason == "read_only", fault
         unavailable("read_only", store.health)
         # nor is anything read until the fault is gone: what a failed commit left in the WAL could show
-        assert isinstance(in_new_thread(store.event_count, game.made.game_id), Unavailable)
+        assert isinstance(in_new_thread(store.event_count, game.made.game_id), UnavailableError)
     assert store.health() is None
     assert in_new_thread(game.append) is None
     game.append()
@@ -207,7 +207,7 @@ def test_a_moved_database_is_missing_is_never_recreated_and_recovers_when_back(t
     unavailable("database_missing", store.health)
     time.sleep(sqlite_store.READ_CHECK_EVERY * 1.5)
     unavailable("database_missing", store.snapshot, game.made.game_id)
-    assert isinstance(in_new_thread(store.event_count, game.made.game_id), Unavailable)
+    assert isinstance(in_new_thread(store.event_count, game.made.game_id), UnavailableError)
     time.sleep(1.5)  # the checkpoint thread has had its turn too
     assert not store.path.exists()  # nothing made a new (empty, 0644) database in its place
     os.rename(moved, store.path)
@@ -242,7 +242,7 @@ def test_a_replaced_database_is_refused_until_the_original_is_back(tmp_path):
     fault = unavailable("database_replaced", game.append)
     assert "restart" in fault.detail
     unavailable("database_replaced", store.health)
-    assert isinstance(in_new_thread(store.snapshot, game.made.game_id), Unavailable)
+    assert isinstance(in_new_thread(store.snapshot, game.made.game_id), UnavailableError)
     os.replace(original, store.path)
     game.append()
     assert store.event_count(game.made.game_id) == 2
@@ -253,7 +253,7 @@ def test_a_file_that_is_not_a_database_is_a_store_error_naming_it(tmp_path):
     path.write_bytes(b"this is not a database, just some text " * 100)
     with pytest.raises(StoreError, match="fairdice.sqlite3") as raised:
         SQLiteStore(path)
-    assert not isinstance(raised.value, Unavailable)
+    assert not isinstance(raised.value, UnavailableError)
 
 
 # --- PostgreSQL out of reach -------------------------------------------------------------------------------
@@ -340,7 +340,7 @@ def eventually(call, seconds: float = 10.0):
     while True:
         try:
             return call()
-        except Unavailable:
+        except UnavailableError:
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
@@ -373,6 +373,6 @@ def test_postgres_at_a_closed_port_is_unreachable_from_the_start(postgres_url):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # free, and nothing listens once the socket is closed
-    with pytest.raises(Unavailable) as raised:
+    with pytest.raises(UnavailableError) as raised:
         PostgresStore(f"postgresql://postgres:s3cret@127.0.0.1:{port}/postgres", busy_timeout=2)
     assert raised.value.reason == "unreachable" and "s3cret" not in str(raised.value)

@@ -11,8 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from api.store import Conflict, Remember
-from api.stores.sessions_base import SessionNotFound, SessionRecord
+from api.store import ConflictError, Remember
+from api.stores.sessions_base import SessionNotFoundError, SessionRecord
 from test_store_contract import backend, store  # noqa: F401  (the fixtures: each test runs on both stores)
 
 SEALED = bytes(range(256))[::-1] + b"\x00"  # a blob with every byte value, not text
@@ -47,9 +47,9 @@ def test_events_append_at_their_index_with_the_tail_after_each(store):
     assert state.tail == tail(3, 1, 3) and state.event_count == 3 and state.revealed == 3
     assert state.seeds == {1: SEALED[::-1], 2: b"\x01new"}  # the pairs from the current one on
     assert store.session_events("s-1", 2) == ['{"type":"client_seed","n":0}', '{"type":"roll","n":1}']
-    with pytest.raises(Conflict):
+    with pytest.raises(ConflictError):
         store.session_append("s-1", 2, [({"type": "roll"}, tail(3))])
-    with pytest.raises(SessionNotFound):
+    with pytest.raises(SessionNotFoundError):
         store.session_append("s-none", 0, [({"type": "roll"}, tail(1))])
 
 
@@ -63,7 +63,7 @@ def test_one_winner_per_index_however_many_threads_race(store):
         try:
             store.session_append("s-1", 0, [({"type": "roll", "who": i}, tail(1))])
             won.append(i)
-        except Conflict:
+        except ConflictError:
             lost.append(i)
 
     with ThreadPoolExecutor(8) as pool:

@@ -370,6 +370,27 @@ def test_audit_on_all_cores_matches_one_core(capsys):
     assert json.loads(out1) == json.loads(out2)
 
 
+def test_a_missing_table_met_by_a_worker_process_is_a_usage_error(capsys, tmp_path, optimal_table):
+    """With 64 logs or more the logs are shared among worker processes, each handed the run's options as an
+    argument; an optimal game whose table is not where --tables says is met there, not in the first log (which
+    this process verifies before the workers start), and still ends the run with one error line and exit 2,
+    as it does on one process."""
+    optimal_table("yacht")  # the bots play from the run's cache; the verifier is pointed at an empty directory
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (greedy,) = sorted(simulated("yacht", "greedy", 1, 303).glob("*.json"))
+    (logs / "a-greedy.json").write_bytes(greedy.read_bytes())  # sorted first: verified here, needs no table
+    for path in simulated("yacht", "optimal", 64, 304).glob("*.json"):
+        (logs / path.name).write_bytes(path.read_bytes())
+    empty = tmp_path / "no-tables"
+    empty.mkdir()
+    for jobs in ("1", "2"):
+        code, _, err = run(capsys, "--jobs", jobs, "--tables", empty, logs)
+        assert code == 2, (jobs, err)
+        assert err.startswith("fairdice-verify: error: ") and "no optimal table for yacht" in err, (jobs, err)
+        assert "Traceback" not in err
+
+
 # ------------------------------------------------------------------ independence
 
 def test_verifier_imports_nothing_of_the_server():

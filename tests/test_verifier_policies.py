@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from fairdice.bots import BOTS, position_of
+from fairdice.adapters import table_cache
+from fairdice.bots import position_of
 from fairdice.bots.base import TIE_TOLERANCE
 from fairdice.game import Game, Setup
 from test_verifier_support import server_code_blocked_env, simulated
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "tests" / "vectors"
 FORGED = VECTORS / "forged"
 EXAMPLE = json.loads((VECTORS / "optimal_decision.json").read_text())
+BOTS = table_cache.bots()  # the core's bots, the optimal one with the run's cached tables (conftest)
 
 
 # ------------------------------------------------------------------ against the core, decision by decision

@@ -119,7 +119,7 @@ def test_the_installed_verifier_gives_the_corpus_verdict(standalone, tmp_path, n
 def bot_games(tmp_path_factory, optimal_table) -> tuple[Path, Path]:
     """(logs, tables): three yacht games of greedy, ev and optimal, simulated by the server's code in this venv, and
     a directory holding only the yacht table, copied from the run's cache."""
-    from fairdice.edges import table_cache
+    from fairdice.adapters import table_cache
 
     optimal_table("yacht")
     where = tmp_path_factory.mktemp("bot-games")

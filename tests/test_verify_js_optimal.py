@@ -12,14 +12,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fairdice.bots import BOTS, position_of
+from fairdice.adapters import table_cache
+from fairdice.bots import position_of
 from fairdice.bots.optimal import table_format
-from fairdice.edges import table_cache
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
 from test_verifier_support import PUBLIC_HEX, SIGNER
 from verifier.optimal import canonical_header
 from test_verify_js import FORGED, NODE, REPO, cli_verdicts, reference_verdict, write_logs
+
+BOTS = table_cache.bots()  # the core's bots, the optimal one with the run's cached tables (conftest)
 
 pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="Node (v20 or later) is not installed")
 

@@ -18,7 +18,7 @@ import pytest
 from api import create_app
 from api.games import Games
 from api.store import GameRecord, SQLiteStore
-from api.watch import POLL_AFTER, NoRoomToWait, Watch
+from api.watch import POLL_AFTER, NoRoomToWaitError, Watch
 from test_api_helpers import openapi_checker
 
 WAKE_BOUND = 1.0  # seconds from an append to its waiter waking (SQLite's feed looks every 0.05 s)
@@ -120,7 +120,7 @@ def test_no_more_than_max_parked_requests_wait(stores):
         parked = [pool.submit(watch.wait, game, 0, 10) for _ in range(2)]
         until_parked(watch, 2)
         started = time.monotonic()
-        with pytest.raises(NoRoomToWait):
+        with pytest.raises(NoRoomToWaitError):
             watch.wait(game, 0, timeout=10)
         assert time.monotonic() - started < 0.1  # refused at once, not after waiting
         moving.append(game, 0, [{"n": 0}], "playing")
@@ -130,7 +130,7 @@ def test_no_more_than_max_parked_requests_wait(stores):
 
 def test_a_process_that_may_park_nobody_answers_at_once(stores):
     watching, moving = stores
-    with pytest.raises(NoRoomToWait):
+    with pytest.raises(NoRoomToWaitError):
         Watch(watching, max_parked=0).wait(new_game(moving, "g1"), 0, timeout=10)
 
 
@@ -143,7 +143,7 @@ def test_a_store_fault_pauses_the_feed_and_it_goes_on_once_the_fault_is_gone(sto
         waiting = pool.submit(watch.wait, game, 0, 10)
         until_parked(watch, 1)
         time.sleep(0.2)  # (past the waiter's own first look at the game)
-        database.rename(aside)  # the feed's reads are now Unavailable (database_missing)
+        database.rename(aside)  # the feed's reads are now UnavailableError (database_missing)
         time.sleep(0.5)
         aside.rename(database)
         assert watch.feeding and not waiting.done()
@@ -162,7 +162,7 @@ def test_a_closing_process_answers_its_waiters_now_and_parks_no_more(stores):
         watch.close()
         assert [f.result(timeout=1) for f in parked] == [None, None]
         assert time.monotonic() - started < 0.5
-    with pytest.raises(NoRoomToWait):
+    with pytest.raises(NoRoomToWaitError):
         watch.wait(game, 0, timeout=10)
 
 

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from api.store import Conflict, Remember, Unavailable
+from api.store import ConflictError, Remember, UnavailableError
 from test_store_contract import PostgresBackend, backend, record  # noqa: F401 (backend: the contract's fixture)
 
 FEED_BOUND = 2.0  # seconds within which a feed reports an append
@@ -74,7 +74,7 @@ def test_a_refused_append_is_not_reported(backend, feed):
     other.create_game(game)
     other.append(game.game_id, 0, [{"n": 0}], "playing", remember=Remember(0, "key", "f", 200, "{}"))
     assert reports(feed, game.game_id, 1)
-    with pytest.raises(Conflict):
+    with pytest.raises(ConflictError):
         other.append(game.game_id, 0, [{"n": 0}], "playing")
     assert other.append(game.game_id, 1, [{"n": 1}], "playing", remember=Remember(0, "key", "f", 200, "{}"))
     assert feed.wait(0.3) == {}
@@ -92,7 +92,7 @@ def test_a_postgres_feed_that_lost_its_connection_reconnects_and_says_it_may_hav
         with backend.connection() as conn:
             pid = feed.conn.info.backend_pid
             conn.execute("SELECT pg_terminate_backend(%s)", (pid,))
-        with pytest.raises(Unavailable):
+        with pytest.raises(UnavailableError):
             feed.wait(1)
         other.append(game.game_id, 0, [{"n": 0}], "playing")  # while nobody listens
         assert feed.wait(1) is None  # listening again; what came meanwhile is unknown

@@ -12,7 +12,8 @@ import hashlib
 import re
 
 from . import keys, strictjson
-from .reading import UnusableFile, read_bytes
+from .errors import VerifierError
+from .reading import UnusableFileError, read_bytes
 from .spec import canonical, canonical_event_texts, field, u32
 
 CHAIN_LABEL, RECEIPT_LABEL = "fairdice-chain/v2", "fairdice-receipt/v2"
@@ -20,7 +21,7 @@ FIELDS = {"game_id", "events", "chain", "key_id", "signature"}
 HEX = {n: re.compile(rf"[0-9a-f]{{{n}}}") for n in (16, 64, 128)}
 
 
-class MoveReceiptError(ValueError):
+class MoveReceiptError(VerifierError, ValueError):
     """A receipts file that cannot be used (the message names the receipt and the field)."""
 
 
@@ -94,7 +95,7 @@ def load_move_receipts(path: str) -> list[dict]:
     """The move receipts in a file: a JSON array of them (as `fairdice play --save-receipts` writes)."""
     try:
         doc = strictjson.loads(read_bytes(path))
-    except (UnusableFile, strictjson.StrictJSONError) as e:
+    except (UnusableFileError, strictjson.StrictJSONError) as e:
         raise MoveReceiptError(str(e)) from None
     return well_formed_receipts(doc)
 

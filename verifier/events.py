@@ -4,7 +4,7 @@ checked), every score recomputed, every bot decision replayed.
 
 The replay follows the true game: a die that does not re-derive is reported and the derived value is used from
 then on. A failure that leaves no meaningful game to follow (an event out of order, a bad hold, a box that cannot
-be filled) stops the replay there (Stop). One EventReplay walks one log: each step gets the ReplayState, the game
+be filled) stops the replay there (StopReplay). One EventReplay walks one log: each step gets the ReplayState, the game
 as it stands, and `run` returns it for the checks of the final block; nothing else is left behind."""
 
 from __future__ import annotations
@@ -135,7 +135,7 @@ class EventReplay:
         self.tally = Tally(setup) if audit else None
 
     def run(self) -> ReplayState:
-        """Every event in order (Stop at a failure the game cannot go on from), then the checks that passed."""
+        """Every event in order (StopReplay at a failure the game cannot go on from), then the checks that passed."""
         st = ReplayState.new(self.setup)
         if self.bots is not None:
             self.bots.check_identities()

@@ -17,7 +17,8 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from . import strictjson
 from .chain import MoveReceiptError, well_formed_receipts
-from .reading import UnusableFile, read_bytes
+from .errors import VerifierError
+from .reading import UnusableFileError, read_bytes
 from .receipt import FORMAT, ReceiptError, check_receipt
 
 KEY_FILE_FIELDS = ("game_id", "seat", "player_key", "private_key")  # as `fairdice play` keeps it (SPEC §5.7)
@@ -25,7 +26,7 @@ PRIVATE_FIELDS = ("private_key", "private_jwk")  # any object with one of them i
 HEX64 = re.compile(r"[0-9a-f]{64}")
 
 
-class EvidenceError(ValueError):
+class EvidenceError(VerifierError, ValueError):
     """A file that is a player's evidence but cannot serve as such (the message names the field, never a private
     key's value)."""
 
@@ -85,7 +86,7 @@ def evidence_in(path: str) -> Evidence | None:
     """The evidence in the file, or None when it is to be verified as a log."""
     try:
         data = read_bytes(path)
-    except UnusableFile:
+    except UnusableFileError:
         return None  # reported by the log check, with the reason
     start = data.lstrip()[:1]
     if start not in (b"[", b"{") or (start == b"{" and b'"events"' in data):

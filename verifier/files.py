@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from . import strictjson
-from .reading import MAX_LOG_BYTES, UnusableFile, read_bytes  # noqa: F401  (part of this module's interface)
+from .reading import MAX_LOG_BYTES, UnusableFileError, read_bytes  # noqa: F401  (part of this module's interface)
 from .optimal import TableError
 from .replay import Result, verify_document
 from .sessions import is_session_log, verify_session
@@ -38,16 +38,16 @@ _JSON_KINDS = {list: "an array", str: "a string", bool: "a boolean", int: "a num
 
 
 def read_log(path: str) -> dict:
-    """The parsed log: a JSON object. UnusableFile says why the file is not a log at all."""
+    """The parsed log: a JSON object. UnusableFileError says why the file is not a log at all."""
     data = read_bytes(path)
     if not data.strip():
-        raise UnusableFile("empty file")
+        raise UnusableFileError("empty file")
     try:
         doc = strictjson.loads(data)
     except strictjson.StrictJSONError as e:
-        raise UnusableFile(str(e)) from None
+        raise UnusableFileError(str(e)) from None
     if type(doc) is not dict:
-        raise UnusableFile(f"not a JSON object (the document is {_JSON_KINDS.get(type(doc), 'null')})")
+        raise UnusableFileError(f"not a JSON object (the document is {_JSON_KINDS.get(type(doc), 'null')})")
     return doc
 
 
@@ -55,7 +55,7 @@ def verify_file(path: str, **options) -> Result:
     """The verdict on one file; never raises, so that one file cannot stop a batch."""
     try:
         doc = read_log(path)
-    except UnusableFile as e:
+    except UnusableFileError as e:
         return Result(path, error=str(e))
     session_options = {k: options.pop(k) for k in SESSION_OPTIONS if k in options}
     try:

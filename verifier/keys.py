@@ -12,14 +12,16 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
 from . import strictjson
-from .reading import UnusableFile, read_bytes
+from .errors import VerifierError
+from .reading import UnusableFileError, read_bytes
 
 HEX64 = re.compile(r"[0-9a-f]{64}")
 HEX128 = re.compile(r"[0-9a-f]{128}")
 
 
-class KeyFileError(ValueError):
-    """A --pubkey file that holds no usable Ed25519 public key."""
+class PublicKeyFileError(VerifierError, ValueError):
+    """A --pubkey file that holds no usable Ed25519 public key.  (Not the server's `api.keys.KeyFileError`, about
+    its own signing key files: the verifier imports nothing of ours.)"""
 
 
 def key_id(public_key: bytes) -> str:
@@ -30,8 +32,8 @@ def load_trusted_keys(path: str) -> list[bytes]:
     """The raw 32-byte keys in `path`: 64 hex digits, a PEM public key, or the JSON of GET /v1/keys."""
     try:
         data = read_bytes(path, limit=1024 * 1024)
-    except UnusableFile as e:
-        raise KeyFileError(str(e)) from None
+    except UnusableFileError as e:
+        raise PublicKeyFileError(str(e)) from None
     text = data.decode("utf-8", "replace").strip()
     if HEX64.fullmatch(text.lower()):
         return [bytes.fromhex(text)]
@@ -39,25 +41,25 @@ def load_trusted_keys(path: str) -> list[bytes]:
         try:
             key = serialization.load_pem_public_key(data)
         except ValueError as e:
-            raise KeyFileError(f"not a PEM public key: {e}") from None
+            raise PublicKeyFileError(f"not a PEM public key: {e}") from None
         if not isinstance(key, Ed25519PublicKey):
-            raise KeyFileError("the PEM key is not an Ed25519 public key")
+            raise PublicKeyFileError("the PEM key is not an Ed25519 public key")
         return [key.public_bytes_raw()]
     try:
         doc = strictjson.loads(data)
     except ValueError:
-        raise KeyFileError("neither 64 hex digits, a PEM public key nor the JSON of GET /v1/keys") from None
+        raise PublicKeyFileError("neither 64 hex digits, a PEM public key nor the JSON of GET /v1/keys") from None
     entries = doc.get("keys") if isinstance(doc, dict) else None
     if not isinstance(entries, list) or not entries:
-        raise KeyFileError('JSON without a non-empty "keys" array (expected the answer of GET /v1/keys)')
+        raise PublicKeyFileError('JSON without a non-empty "keys" array (expected the answer of GET /v1/keys)')
     keys = []
     for i, entry in enumerate(entries):
         pk = entry.get("public_key") if isinstance(entry, dict) else None
         if not isinstance(pk, str) or not HEX64.fullmatch(pk):
-            raise KeyFileError(f"keys[{i}].public_key: expected 64 lowercase hex digits, found {pk!r}")
+            raise PublicKeyFileError(f"keys[{i}].public_key: expected 64 lowercase hex digits, found {pk!r}")
         raw = bytes.fromhex(pk)
         if "key_id" in entry and entry["key_id"] != key_id(raw):
-            raise KeyFileError(f"keys[{i}].key_id: expected {key_id(raw)}, found {entry['key_id']!r}")
+            raise PublicKeyFileError(f"keys[{i}].key_id: expected {key_id(raw)}, found {entry['key_id']!r}")
         keys.append(raw)
     return keys
 

@@ -19,6 +19,7 @@ from itertools import repeat
 from operator import truediv
 from pathlib import Path
 
+from .errors import VerifierError
 from .policies import Choices
 from .spec import CATEGORIES, UPPER
 from .turn import (FIVE_ALIKE_BOX, OUTCOMES, BoxValues, TurnCache, best_over_subkeeps, card_state, keep_sums,
@@ -34,7 +35,7 @@ GET_IT = ("get it with `fairdice tables build --rules {rules}` (which writes it 
           "put it at that path (or pass --tables DIR); or pass --no-check-bots to leave bot decisions unchecked")
 
 
-class TableError(Exception):
+class TableError(VerifierError):
     """The table an optimal game needs is missing or not the published one: a usage error, not the log's fault."""
 
     def __init__(self, where: str, message: str):

@@ -6,10 +6,12 @@ from __future__ import annotations
 import os
 import stat
 
+from .errors import VerifierError
+
 MAX_LOG_BYTES = 16 * 1024 * 1024
 
 
-class UnusableFile(Exception):
+class UnusableFileError(VerifierError):
     """The file is not a log at all (the message says why)."""
 
 
@@ -24,16 +26,16 @@ def read_bytes(path: str, limit: int = MAX_LOG_BYTES) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as e:
-        raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
+        raise UnusableFileError(f"cannot read the file: {e.strerror or e}") from None
     with open(fd, "rb", closefd=True) as f:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             kind = next((name for test, name in _KINDS if test(mode)), "not a regular file")
-            raise UnusableFile(f"not a regular file ({kind})")
+            raise UnusableFileError(f"not a regular file ({kind})")
         try:
             data = f.read(limit + 1)
         except OSError as e:
-            raise UnusableFile(f"cannot read the file: {e.strerror or e}") from None
+            raise UnusableFileError(f"cannot read the file: {e.strerror or e}") from None
     if len(data) > limit:
-        raise UnusableFile(f"larger than {limit // (1024 * 1024)} MiB, the most a log may be")
+        raise UnusableFileError(f"larger than {limit // (1024 * 1024)} MiB, the most a log may be")
     return data

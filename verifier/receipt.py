@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 
 from . import keys, strictjson
-from .reading import UnusableFile, read_bytes
+from .errors import VerifierError
+from .reading import UnusableFileError, read_bytes
 from .spec import canonical
 
 FORMAT, VERSIONS = "fairdice-receipt", (1, 2)
@@ -22,7 +23,7 @@ VERSION_2 = ("log_version", "player_key")  # exactly in a receipt of version 2
 LOG_VERSIONS = (1, 2, 3)  # (SPEC §5)
 
 
-class ReceiptError(ValueError):
+class ReceiptError(VerifierError, ValueError):
     """A receipt that cannot serve as evidence (the message names the field)."""
 
 
@@ -94,7 +95,7 @@ def load_receipt(path: str) -> dict:
     """The receipt in a file (strict JSON, like a log); ReceiptError says why it cannot be used."""
     try:
         doc = strictjson.loads(read_bytes(path))
-    except (UnusableFile, strictjson.StrictJSONError) as e:
+    except (UnusableFileError, strictjson.StrictJSONError) as e:
         raise ReceiptError(str(e)) from None
     return check_receipt(doc)
 

@@ -16,7 +16,7 @@ from .events import Acknowledged, EventReplay, ReplayState, first_difference
 from .logformat import (FINAL_FIELDS, HEADER_FIELDS, HEADER_FIELDS_V2, SIGNATURE_FIELDS, TOP_FIELDS,
                         client_seed_ok, fields_ok, seat_name_ok)
 from .players import KEY_EVENTS, SeatKeys, check_player_signatures, seat_keys
-from .results import CHECKS, Checks, Failure, Result, Stop
+from .results import CHECKS, Checks, Failure, Result, StopReplay
 from .spec import canonical, canonical_object, sha256_hex
 
 __all__ = ["CHECKS", "Failure", "Result", "Verification", "client_seed_ok", "seat_name_ok", "verify_document"]
@@ -71,7 +71,7 @@ class Verification:
             replayed = True
             history.checked()
             self.check_end(state)
-        except Stop:
+        except StopReplay:
             if self.r.replay is not None:
                 self.r.replay.append("  (the replay stops at this failure)")
         if players is not None and self.doc["version"] >= 3:
@@ -96,7 +96,7 @@ class Verification:
         doc, ck, r = self.doc, self.checks, self.r
         fields_ok(ck, doc, "", TOP_FIELDS, doc, optional=SIGNATURE_FIELDS)
         if ck.failed("log.format"):
-            raise Stop
+            raise StopReplay
         h, final = doc["header"], doc["final"]
         r.version = doc["version"]
         fields_ok(ck, h, "header.", HEADER_FIELDS if doc["version"] == 1 else HEADER_FIELDS_V2, h)
@@ -108,7 +108,7 @@ class Verification:
         status = "in progress" if final is None else final.get("status")
         r.status = status if status in ("finished", "abandoned", "in progress") else None
         if ck.failed("log.format"):
-            raise Stop
+            raise StopReplay
         r.bots = [s["bot"]["id"] for s in h["seats"] if s["type"] == "bot"]
         r.bots_checked = self.bots is not None
         ck.passed("log.format")

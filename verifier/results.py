@@ -72,8 +72,10 @@ def unsigned_warning(r: Result) -> str | None:
             f"player ({why}): the operator could have written them")
 
 
-class Stop(Exception):
-    """The replay cannot meaningfully go on."""
+class StopReplay(Exception):
+    """Not an error but control flow: a failure is recorded (`Checks.stop`) after which the replay cannot
+    meaningfully go on, so it ends here.  Always caught by the replay that raised it; the verdict is in the
+    Result, never in an exception (hence not a `VerifierError`)."""
 
 
 class Checks:
@@ -93,7 +95,7 @@ class Checks:
     def stop(self, check: str, event: int | None, fld: str, expected, found) -> NoReturn:
         """A failure after which nothing meaningful can be checked: the replay ends here."""
         self.fail(check, event, fld, expected, found)
-        raise Stop
+        raise StopReplay
 
     def passed(self, *checks: str) -> None:
         for c in checks:

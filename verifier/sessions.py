@@ -14,8 +14,9 @@ import re
 
 from . import keys, strictjson
 from .chain import chain_digests
-from .reading import UnusableFile, read_bytes
-from .results import Checks, Result, Stop
+from .errors import VerifierError
+from .reading import UnusableFileError, read_bytes
+from .results import Checks, Result, StopReplay
 from .seed_rule import CLIENT_SEED_LENGTH, text_ok
 from .spec import SCHEME, canonical, field, u32
 
@@ -146,14 +147,14 @@ def kept_total(faces: list[int], mode: str | None, keep: int | None, modifier: i
 # ---------------------------------------------------------------- the receipts file (§10.6)
 
 
-class SessionReceiptError(ValueError):
+class SessionReceiptError(VerifierError, ValueError):
     """A session receipts file that cannot be used (the message names the receipt and the field)."""
 
 
 def load_session_receipts(path: str) -> list[dict]:
     try:
         doc = strictjson.loads(read_bytes(path))
-    except (UnusableFile, strictjson.StrictJSONError) as e:
+    except (UnusableFileError, strictjson.StrictJSONError) as e:
         raise SessionReceiptError(str(e)) from None
     if type(doc) is not list:
         raise SessionReceiptError("not a JSON array of session receipts")
@@ -189,7 +190,7 @@ class SessionVerification:
     def run(self) -> Result:
         try:
             self.check_format()
-        except Stop:
+        except StopReplay:
             return self.r
         doc = self.doc
         digests = chain_digests(doc["header"], doc["events"], CHAIN_LABEL, doc["header"]["session_id"])

@@ -24,12 +24,14 @@ import re
 from decimal import Decimal
 from itertools import accumulate
 
+from .errors import VerifierError
+
 MAX_DEPTH = 64
 MAX_MAGNITUDE = 2 ** 53
 MAX_DIGITS = 20
 
 
-class StrictJSONError(ValueError):
+class StrictJSONError(VerifierError, ValueError):
     """The bytes are not strict JSON. The message says why, in words fit for an error line; `reason`
     says it in one word: not_utf8, not_json, duplicate_key, number_out_of_range, nesting_too_deep or
     lone_surrogate."""

@@ -15,7 +15,7 @@ from flask import Blueprint
 
 from fairdice.analysis import analyze, require_available
 
-from ..engines import require_table
+from ..engines import TABLES, require_table
 from .common import games, json_response
 
 bp = Blueprint("analysis", __name__)
@@ -32,4 +32,4 @@ def analysis_document(game_id: str) -> dict:
     log = json.loads(games().log(game_id))
     if log["final"] is not None and not log["header"]["upper_first"]:
         require_table(log["header"]["rules"])
-    return require_available(analyze(log))
+    return require_available(analyze(log, TABLES))

@@ -15,7 +15,7 @@ from werkzeug.exceptions import ClientDisconnected, RequestEntityTooLarge
 
 from verifier import strictjson
 
-from ..games import Games
+from ..games import Answer, Games
 from ..limits import Limiter
 from ..problems import ApiError
 
@@ -51,6 +51,12 @@ def json_response(body, status: int = 200, headers: dict | None = None) -> Respo
     for name, value in (headers or {}).items():
         resp.headers[name] = value
     return resp
+
+
+def command_response(answer: Answer) -> Response:
+    """A command (a game's move, a dice session's) is answered 200 with the service's answer; one kept from an
+    earlier request with the same Idempotency-Key says so (Idempotent-Replayed)."""
+    return json_response(answer.body, 200, {"Idempotent-Replayed": "true"} if answer.replayed else None)
 
 
 def request_bytes() -> bytes:

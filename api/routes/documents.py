@@ -14,13 +14,13 @@ from flask import Blueprint, current_app
 
 from fairdice.bots import BOTS, measured_scores
 from fairdice.bots.optimal import table_format
-from fairdice.edges import table_cache
+from fairdice.adapters import table_cache
 from fairdice.rules import RULESETS
 
 from .. import engines
 from ..assets import Asset, send
 from ..problems import UNAVAILABLE_RETRY_AFTER, ApiError
-from ..stores.base import Busy, Unavailable, is_postgres_url, redacted
+from ..stores.base import BusyError, UnavailableError, is_postgres_url, redacted
 from .common import games, json_response
 
 OPENAPI_PATH = Path(__file__).resolve().parents[1] / "openapi.json"
@@ -40,8 +40,8 @@ def healthz():
     """Whether this server can serve games now: the store's own probe (a load balancer's health check)."""
     try:
         games().store.health()
-    except (Unavailable, Busy) as exc:
-        reason, detail = (exc.reason, exc.detail) if isinstance(exc, Unavailable) else ("busy", str(exc))
+    except (UnavailableError, BusyError) as exc:
+        reason, detail = (exc.reason, exc.detail) if isinstance(exc, UnavailableError) else ("busy", str(exc))
         doc = {"status": "unhealthy", "reason": reason, "detail": public_detail(detail)}
         return json_response(doc, 503, {"Retry-After": str(UNAVAILABLE_RETRY_AFTER)})
     return json_response(HEALTHY)
@@ -113,8 +113,8 @@ def _table_asset(rules_id: str) -> Asset:
     kept (4.5 MiB for yatzy's 16 MiB; a client that does not take gzip gets them decompressed again)."""
     cached, why = table_cache.read_cached(rules_id)  # (checks format, shape and the manifest's digest)
     if cached is None:
-        raise engines.TableNotReady("table_unavailable", f"the optimal {rules_id} table cannot be read ({why}); "
-                                    "retry shortly", retry_after=engines.RETRY_AFTER_SECONDS)
+        raise engines.TableNotReadyError("table_unavailable", f"the optimal {rules_id} table cannot be read ({why}); "
+                                         "retry shortly", retry_after=engines.RETRY_AFTER_SECONDS)
     table = np.ascontiguousarray(cached[0], dtype=table_format.DTYPE)
     body = table_format.header(rules_id, table.shape) + table.tobytes()
     return Asset.of(body, TABLE_TYPE, etag_hex=cached[1]["sha256"], keep_body=False)

@@ -9,8 +9,8 @@ from flask import Blueprint, Response, request
 
 from ..games import EVENTS_PAGE_MAX
 from ..problems import ApiError
-from .common import (bearer_token, body, games, idempotency_key, int_arg, json_response, limiter, only_query,
-                     presented_token, request_client)
+from .common import (bearer_token, body, command_response, games, idempotency_key, int_arg, json_response, limiter,
+                     only_query, presented_token, request_client)
 
 bp = Blueprint("games", __name__)
 CREATE = "games.create_game"
@@ -94,11 +94,11 @@ def client_seed(game_id):
         if "client_seed" in doc or "salt" in doc:
             raise ApiError(400, "invalid_body", "a commitment is sent without the client seed and salt; they "
                                                 "follow once every human seat has committed")
-        return _command_response(games().commit_client_seed(game_id, token, doc["commitment"], key, signed))
+        return command_response(games().commit_client_seed(game_id, token, doc["commitment"], key, signed))
     if "client_seed" not in doc:
         raise ApiError(400, "invalid_body", "send {\"client_seed\"}, or in a game of several humans "
                                             "{\"commitment\"} and later {\"client_seed\", \"salt\"}")
-    return _command_response(games().client_seed(game_id, token, doc["client_seed"], doc.get("salt"), key, signed))
+    return command_response(games().client_seed(game_id, token, doc["client_seed"], doc.get("salt"), key, signed))
 
 
 @bp.post("/v1/games/<game_id>/roll")
@@ -108,21 +108,21 @@ def roll(game_id):
     hold = doc.get("hold", [])
     if not all(isinstance(p, int) and not isinstance(p, bool) for p in hold):
         raise ApiError(400, "invalid_body", "hold must be an array of integers (dice positions 0..4)")
-    return _command_response(games().roll(game_id, token, hold, key, _signed(doc, SIGNED)))
+    return command_response(games().roll(game_id, token, hold, key, _signed(doc, SIGNED)))
 
 
 @bp.post("/v1/games/<game_id>/score")
 def score(game_id):
     token, key = bearer_token(), idempotency_key()
     doc = body({"category": (str,), **SIGNED}, required=("category",))
-    return _command_response(games().score(game_id, token, doc["category"], key, _signed(doc, SIGNED)))
+    return command_response(games().score(game_id, token, doc["category"], key, _signed(doc, SIGNED)))
 
 
 @bp.post("/v1/games/<game_id>/abandon")
 def abandon(game_id):
     token, key = bearer_token(), idempotency_key()
     doc = body(SIGNED)
-    return _command_response(games().abandon(game_id, token, key, _signed(doc, SIGNED)))
+    return command_response(games().abandon(game_id, token, key, _signed(doc, SIGNED)))
 
 
 def _signed(doc: dict, fields: dict) -> dict:
@@ -132,7 +132,3 @@ def _signed(doc: dict, fields: dict) -> dict:
                                             "was made over (the state's event_count)")
     return {name: doc[name] for name in fields if name in doc}
 
-
-def _command_response(reply) -> Response:
-    headers = {"Idempotent-Replayed": "true"} if reply.replayed else None
-    return json_response(reply.body, reply.status, headers)

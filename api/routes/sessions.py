@@ -10,7 +10,8 @@ from flask import Blueprint, Response, current_app, request
 
 from ..problems import ApiError
 from ..sessions import Sessions
-from .common import bearer_token, body, idempotency_key, json_response, limiter, presented_token, request_client
+from .common import (bearer_token, body, command_response, idempotency_key, json_response, limiter, presented_token,
+                     request_client)
 
 bp = Blueprint("sessions", __name__)
 CREATE = "sessions.create_session"
@@ -50,14 +51,14 @@ def create_session():
 def client_seed(session_id):
     token, key = bearer_token(), idempotency_key()
     doc = body({"client_seed": (str,), "app_key": (str, type(None))}, required=("client_seed",))
-    return _reply(sessions().client_seed(session_id, token, doc["client_seed"], doc.get("app_key"), key))
+    return command_response(sessions().client_seed(session_id, token, doc["client_seed"], doc.get("app_key"), key))
 
 
 @bp.post("/v1/sessions/<session_id>/rolls")
 def roll(session_id):
     token, key = bearer_token(), idempotency_key()
     doc = body({"dice": (str,), **SIGNED}, required=("dice",))
-    return _reply(sessions().roll(session_id, token, doc["dice"], _signed(doc), key))
+    return command_response(sessions().roll(session_id, token, doc["dice"], _signed(doc), key))
 
 
 @bp.post("/v1/sessions/<session_id>/rotate")
@@ -66,7 +67,8 @@ def rotate(session_id):
     doc = body({"client_seed": (str,), "app_key": (str, type(None)), **SIGNED})
     if "app_key" in doc and doc["app_key"] is not None and "client_seed" not in doc:
         raise ApiError(400, "invalid_body", "an app_key is registered with the new pair's client_seed")
-    return _reply(sessions().rotate(session_id, token, doc.get("client_seed"), doc.get("app_key"), _signed(doc), key))
+    return command_response(sessions().rotate(session_id, token, doc.get("client_seed"), doc.get("app_key"),
+                                              _signed(doc), key))
 
 
 @bp.get("/v1/sessions/<session_id>/log")
@@ -80,6 +82,3 @@ def _signed(doc: dict) -> dict:
                                             "made over (the last answer's event_count)")
     return {name: doc[name] for name in SIGNED if name in doc}
 
-
-def _reply(reply) -> Response:
-    return json_response(reply.body, reply.status, {"Idempotent-Replayed": "true"} if reply.replayed else None)

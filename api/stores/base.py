@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ..errors import RefusalError, ServiceError
+
 SCHEMA_VERSION = 2  # 2: games.client, rate_limits, indexes for timeouts, quotas and pruning
 FINAL_STATUSES = ("finished", "abandoned")  # a game in one of these takes no more moves
 POSTGRES_URL_SCHEMES = ("postgresql://", "postgres://")  # what libpq takes as a URL
@@ -29,23 +31,37 @@ GAMES_MARKER = "games-stored"  # the file in the key directory saying that this 
 log = logging.getLogger("fairdice.store")
 
 
-class StoreError(RuntimeError):
-    pass
+class StoreError(ServiceError, RuntimeError):
+    """The base of a store's errors: what the database could not do (the caller decides what it means)."""
 
 
-class GameNotFound(StoreError):
-    pass
+class NotFoundError(StoreError, RefusalError):
+    """Nothing of this kind (`what`) has this id: one error for the store (a call on one it does not hold) and the
+    service (a request for one), answered 404 `<what>_not_found`."""
+    kind = "not_found"
+    what = "record"
+
+    def __init__(self, ident: str):
+        RefusalError.__init__(self, f"{self.what}_not_found", f"no {self.what} with id {ident!r}")
+        self.ident = ident
+
+    def __reduce__(self):
+        return type(self), (self.ident,)
 
 
-class DuplicateGame(StoreError):
-    pass
+class GameNotFoundError(NotFoundError):
+    what = "game"
 
 
-class Busy(StoreError):
+class DuplicateGameError(StoreError):
+    """A new game's id is taken already (the service draws another)."""
+
+
+class BusyError(StoreError):
     """The database stayed locked (or out of reach) for longer than the busy timeout."""
 
 
-class Conflict(StoreError):
+class ConflictError(StoreError):
     """The game has new events since the command was computed: compute it again."""
 
 
@@ -53,7 +69,7 @@ UNAVAILABLE_REASONS = ("disk_full", "read_only", "io_error", "database_corrupt",
                        "database_replaced", "unreachable")
 
 
-class Unavailable(StoreError):
+class UnavailableError(StoreError):
     """The store cannot serve now: disk full, read-only or failing (I/O errors), database corrupt, its file
     vanished or replaced, unreachable.
 
@@ -132,7 +148,7 @@ class AppendFeed(abc.ABC):
         process included): {game id: event count} of the games that got events ({} if none came), or None when
         events may have come and the feed cannot say to which games (its first call, after a reconnection, or
         a store that only knows that something changed): the caller then reads the counts it cares about.
-        Raises StoreError (Unavailable, Busy) when the database cannot be watched now; the next call tries
+        Raises StoreError (UnavailableError, BusyError) when the database cannot be watched now; the next call tries
         again."""
 
     def close(self) -> None:
@@ -142,7 +158,7 @@ class AppendFeed(abc.ABC):
 class Store(abc.ABC):
     @abc.abstractmethod
     def create_game(self, record: GameRecord) -> None:
-        """Store a new game (no events); DuplicateGame if the id is taken."""
+        """Store a new game (no events); DuplicateGameError if the id is taken."""
 
     @abc.abstractmethod
     def snapshot(self, game_id: str) -> Snapshot | None:
@@ -171,7 +187,7 @@ class Store(abc.ABC):
     def append(self, game_id: str, expected_count: int, events: list[dict], status: str,
                reveal: tuple[str, str] | None = None, remember: Remember | None = None) -> Remembered | None:
         """One transaction: if `remember` names a key already answered, return that answer and write
-        nothing; if the game no longer has `expected_count` events, raise Conflict; otherwise append the
+        nothing; if the game no longer has `expected_count` events, raise ConflictError; otherwise append the
         events, set the status, store the revealed seed and signed log (`reveal`: (seed hex, log JSON)) and
         the answer to remember, and return None."""
 
@@ -232,7 +248,7 @@ class Store(abc.ABC):
 
     @abc.abstractmethod
     def health(self) -> None:
-        """A cheap probe: raises Unavailable(reason, detail) when writes would fail now (Busy if locked)."""
+        """A cheap probe: raises UnavailableError(reason, detail) when writes would fail now (BusyError if locked)."""
 
     def close(self) -> None:
         pass

@@ -11,7 +11,7 @@
   locks its game's row (`SELECT ... FOR UPDATE`), then does what SQLite does
   under BEGIN IMMEDIATE: an answer already kept for its Idempotency-Key is
   returned; a game whose event count is no longer the one the command was
-  computed from is a Conflict; otherwise the events, the new count and the
+  computed from is a ConflictError; otherwise the events, the new count and the
   idempotency record are written together.  The lock serializes the commands
   of one game only, and under READ COMMITTED each statement after it sees
   what the previous holder committed, so a twin request waits for the first
@@ -33,8 +33,8 @@
   itself.
 - Connections come from a psycopg_pool ConnectionPool opened on first use in
   each process (so never shared across a fork), checked before use.  Waiting
-  longer than `busy_timeout` for a lock raises Busy.  A database that cannot
-  be reached is `Unavailable("unreachable")`: then every call first tries a
+  longer than `busy_timeout` for a lock raises BusyError.  A database that cannot
+  be reached is `UnavailableError("unreachable")`: then every call first tries a
   direct connection (at most every PROBE_EVERY seconds, failing fast in
   between), and the first that succeeds replaces the pool, so the store
   recovers as soon as the database is back, without waiting for the pool's
@@ -55,10 +55,10 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 
 from .postgres_sessions import PostgresSessions, create_session_tables
 from .sessions_base import SESSION_TABLES, utc_day
-from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
-                   Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
-                   Snapshot, Store, StoreError, Unavailable, check_quota, check_rate, dumps, is_postgres_url,
-                   loads_array, longest_wait, newer_schema, now, redacted, seat_key)
+from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, BusyError,
+                   ClientGames, ConflictError, DuplicateGameError, GameNotFoundError, GameRecord, GamesMarker, Progress,
+                   RateWait, Remembered, Snapshot, Store, StoreError, UnavailableError, check_quota, check_rate, dumps,
+                   is_postgres_url, loads_array, longest_wait, newer_schema, now, redacted, seat_key)
 
 SCHEMA_LOCK = int.from_bytes(b"fairdice", "big")  # pg_advisory_xact_lock key while the schema is created
 IDLE_IN_TRANSACTION_TIMEOUT_MS = 60_000  # a client gone quiet inside a transaction releases its locks
@@ -197,16 +197,16 @@ def _first_line(exc: Exception) -> str:
 
 
 def _translated(exc: psycopg.Error) -> StoreError:
-    """A psycopg error as the store's: Busy (a lock or the server's own timeout), Unavailable, StoreError."""
+    """A psycopg error as the store's: BusyError (a lock or the server's own timeout), UnavailableError, StoreError."""
     if isinstance(exc, (errors.LockNotAvailable, errors.QueryCanceled, errors.DeadlockDetected,
                         errors.SerializationFailure, errors.TooManyConnections)):
-        return Busy(_first_line(exc))
+        return BusyError(_first_line(exc))
     if isinstance(exc, errors.DiskFull):
-        return Unavailable("disk_full", f"the database server: {_first_line(exc)}")
+        return UnavailableError("disk_full", f"the database server: {_first_line(exc)}")
     if isinstance(exc, errors.ReadOnlySqlTransaction):
-        return Unavailable("read_only", f"the database server: {_first_line(exc)}")
+        return UnavailableError("read_only", f"the database server: {_first_line(exc)}")
     if isinstance(exc, psycopg.OperationalError):  # the connection lost, the server shutting down or starting
-        return Unavailable("unreachable", _first_line(exc))
+        return UnavailableError("unreachable", _first_line(exc))
     return StoreError(f"the database refused: {_first_line(exc)}")
 
 
@@ -231,7 +231,7 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
         self._pool_lock = threading.Lock()
         self._pool_of: tuple[int, ConnectionPool] | None = None
         self._inherited: list[ConnectionPool] = []  # a parent process's pool: its sockets are not ours to close
-        self._down: tuple[float, Unavailable] | None = None  # (monotonic, why) once the database is out of reach
+        self._down: tuple[float, UnavailableError] | None = None  # (monotonic, why) once the database is out of reach
         self._set_up()
 
     def __str__(self) -> str:
@@ -260,7 +260,7 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
                     conn.execute(CLIENT_QUOTAS)
                 create_session_tables(conn)
         except psycopg.OperationalError as exc:
-            raise Unavailable("unreachable", f"{redacted(self.url)}: {_first_line(exc)}") from None
+            raise UnavailableError("unreachable", f"{redacted(self.url)}: {_first_line(exc)}") from None
         except psycopg.Error as exc:
             raise StoreError(f"cannot use the PostgreSQL database {redacted(self.url)}: {_first_line(exc)}") from None
 
@@ -297,11 +297,11 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
             old[1].close(timeout=0)
 
     def _probe(self) -> None:
-        """Reach the database directly (not through the pool); Unavailable if it cannot be reached."""
+        """Reach the database directly (not through the pool); UnavailableError if it cannot be reached."""
         try:
             psycopg.connect(self.url, connect_timeout=self.connect_timeout, autocommit=True).close()
         except psycopg.Error as exc:
-            fault = Unavailable("unreachable", f"{redacted(self.url)}: {_first_line(exc)}")
+            fault = UnavailableError("unreachable", f"{redacted(self.url)}: {_first_line(exc)}")
             self._down = (time.monotonic(), fault)
             raise fault from None
 
@@ -323,14 +323,14 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
             with self._pool().connection() as conn:
                 yield conn
         except PoolTimeout:
-            self._probe()  # out of reach: Unavailable; else the pool was stuck or every connection busy
+            self._probe()  # out of reach: UnavailableError; else the pool was stuck or every connection busy
             self._replace_pool()
-            raise Busy(f"no database connection was free within {self.connect_timeout} s") from None
+            raise BusyError(f"no database connection was free within {self.connect_timeout} s") from None
         except (errors.IntegrityError, errors.DataError):
             raise  # the request's own fault: the caller says what it means
         except psycopg.Error as exc:
             fault = _translated(exc)
-            if isinstance(fault, Unavailable) and fault.reason == "unreachable":
+            if isinstance(fault, UnavailableError) and fault.reason == "unreachable":
                 self._down = (time.monotonic() - PROBE_EVERY, fault)  # the next call tries again at once
             raise fault from None
 
@@ -434,7 +434,7 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
                               dumps(record.tokens), record.seed_sealed, record.seed_revealed, record.status,
                               record.client))
         except errors.UniqueViolation:
-            raise DuplicateGame(record.game_id) from None
+            raise DuplicateGameError(record.game_id) from None
         except (errors.IntegrityError, errors.DataError) as exc:
             raise StoreError(f"game {record.game_id!r} refused: {_first_line(exc)}") from None
         record.created_at = record.updated_at = created
@@ -443,7 +443,7 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
 
     def append(self, game_id, expected_count, events, status, reveal=None, remember=None):
         if not _storable(game_id):
-            raise GameNotFound(game_id)
+            raise GameNotFoundError(game_id)
         if remember is not None and not _storable(remember.key):
             raise StoreError(f"game {game_id}: an Idempotency-Key cannot hold NUL")
         seed, log = reveal if reveal is not None else (None, None)
@@ -460,9 +460,9 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
         if outcome == "answered":
             return Remembered(fingerprint, answer_status, body)
         if outcome == "missing":
-            raise GameNotFound(game_id)
+            raise GameNotFoundError(game_id)
         if outcome == "conflict":
-            raise Conflict(f"game {game_id} has {found} events, not {expected_count}")
+            raise ConflictError(f"game {game_id} has {found} events, not {expected_count}")
         return None
 
     def rate_hit(self, key: str, interval: float, burst: int, now: float | None = None) -> float:
@@ -543,12 +543,12 @@ class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/sto
         """The database answers, and takes writes (not a standby, not read-only)."""
         (recovering, read_only), = self._rows("SELECT pg_is_in_recovery(), current_setting('transaction_read_only')")
         if recovering or read_only == "on":
-            raise Unavailable("read_only", f"{redacted(self.url)} is {'a standby' if recovering else 'read-only'}")
+            raise UnavailableError("read_only", f"{redacted(self.url)} is {'a standby' if recovering else 'read-only'}")
 
 
 class PostgresAppendFeed(AppendFeed):
     """LISTEN on APPENDS_CHANNEL over a connection of its own (not the pool's: it stays open for as long as
-    the feed, one per watching process).  A lost connection is Unavailable; the next call connects again
+    the feed, one per watching process).  A lost connection is UnavailableError; the next call connects again
     and answers None, since notifications sent meanwhile are lost."""
 
     def __init__(self, store: PostgresStore):
@@ -571,7 +571,7 @@ class PostgresAppendFeed(AppendFeed):
             return appended
         except psycopg.Error as exc:
             self.close()
-            raise Unavailable("unreachable", f"{redacted(self.store.url)}: {_first_line(exc)}") from None
+            raise UnavailableError("unreachable", f"{redacted(self.store.url)}: {_first_line(exc)}") from None
 
     def close(self) -> None:
         if self.conn is not None:

@@ -2,15 +2,15 @@
 
 A mixin of `PostgresStore`, through its pool (`_connection`, `_rows`).  An append locks the session's row
 (`FOR UPDATE`) so that appends to one session run one at a time on every server, then adds its events at the
-index it was computed from or raises Conflict."""
+index it was computed from or raises ConflictError."""
 
 from __future__ import annotations
 
 import json
 
-from .base import Conflict, Remembered, StoreError, dumps, now
+from .base import ConflictError, Remembered, StoreError, dumps, now
 from .sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, SESSION_QUOTA_TABLES, ClientSessions, RollQuota,
-                            RollsExhausted, SessionNotFound, SessionRecord, SessionState, check_session_quota,
+                            RollsExhaustedError, SessionNotFoundError, SessionRecord, SessionState, check_session_quota,
                             rolls_in)
 
 SESSION_SCHEMA = """
@@ -138,7 +138,7 @@ class PostgresSessions:
         with self._connection() as conn, conn.transaction():
             if conn.execute("SELECT 1 FROM sessions WHERE session_id = %s FOR UPDATE", (session_id,)).fetchone() \
                     is None:
-                raise SessionNotFound(session_id)
+                raise SessionNotFoundError(session_id)
             if remember is not None:
                 found = conn.execute(_RECALL, (session_id, remember.key)).fetchone()
                 if found is not None:
@@ -147,7 +147,7 @@ class PostgresSessions:
                                 (session_id,)).fetchone()[0]
             count = 0 if last is None else last + 1
             if count != expected:
-                raise Conflict(f"session {session_id} has {count} events, not {expected}")
+                raise ConflictError(f"session {session_id} has {count} events, not {expected}")
             if quota is not None and rolls_in(rows):
                 _count_rolls(conn, quota, rolls_in(rows))
             with conn.cursor() as cur:
@@ -173,7 +173,7 @@ class PostgresSessions:
 
 def _count_rolls(conn, quota: RollQuota, rolls: int) -> None:
     """Add the rolls to the client's count of the day (its row locked until the append commits or rolls back);
-    RollsExhausted, which rolls the append back, past its quota: the client's own if set, else the server's."""
+    RollsExhaustedError, which rolls the append back, past its quota: the client's own if set, else the server's."""
     if not _storable(quota.client):
         return
     (rolled,) = conn.execute("INSERT INTO session_rolls_by_day (client, day, rolls) VALUES (%(c)s, %(d)s, %(n)s) "
@@ -183,4 +183,4 @@ def _count_rolls(conn, quota: RollQuota, rolls: int) -> None:
                        (quota.client,)).fetchone()
     most = quota.most if own is None else own[0]
     if most and rolled > most:
-        raise RollsExhausted(rolled - rolls, most)
+        raise RollsExhaustedError(rolled - rolls, most)

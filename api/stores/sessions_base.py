@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .base import StoreError, check_quota
+from .base import NotFoundError, StoreError, check_quota
 
 SESSION_QUOTAS = ("sessions", "rolls")  # opened in any 24 hours; rolled in a UTC day
 CLIENT_SESSION_QUOTAS_TABLE = "client_session_quotas"
@@ -41,11 +41,11 @@ SESSION_QUOTA_TABLES = [
 ]
 
 
-class SessionNotFound(StoreError):
-    pass
+class SessionNotFoundError(NotFoundError):
+    what = "session"
 
 
-class RollsExhausted(StoreError):
+class RollsExhaustedError(StoreError):
     """The session's client has made the rolls it may make this day (`RollQuota`): nothing was stored."""
 
     def __init__(self, rolled: int, most: int):

@@ -8,9 +8,9 @@ from __future__ import annotations
 import json
 import sqlite3
 
-from .base import Conflict, Remembered, dumps, now
+from .base import ConflictError, Remembered, dumps, now
 from .sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, SESSION_QUOTA_TABLES, ClientSessions, RollQuota,
-                            RollsExhausted, SessionNotFound, SessionRecord, SessionState, check_session_quota,
+                            RollsExhaustedError, SessionNotFoundError, SessionRecord, SessionState, check_session_quota,
                             rolls_in)
 
 SESSION_SCHEMA = [
@@ -124,7 +124,7 @@ class SQLiteSessions:
                        seed: tuple[int, bytes] | None = None, remember=None,
                        quota: RollQuota | None = None) -> Remembered | None:
         """Append the events (each with the tail after it) at index `expected`, the new pair's sealed seed and
-        the answer to keep, in one transaction; Conflict if the session has other events there; RollsExhausted
+        the answer to keep, in one transaction; ConflictError if the session has other events there; RollsExhaustedError
         (and nothing stored) if its rolls take the client past its `quota` of the day."""
         stamp = now()
         texts = [(expected + i, dumps(body), dumps(tail)) for i, (body, tail) in enumerate(rows)]
@@ -154,9 +154,9 @@ def _append_session(conn: sqlite3.Connection, session_id, expected, texts, seed,
     last = conn.execute("SELECT max(idx) FROM session_events WHERE session_id = ?", (session_id,)).fetchone()[0]
     count = 0 if last is None else last + 1
     if count != expected:
-        raise Conflict(f"session {session_id} has {count} events, not {expected}")
+        raise ConflictError(f"session {session_id} has {count} events, not {expected}")
     if not conn.execute("SELECT 1 FROM sessions WHERE session_id = ?", (session_id,)).fetchone():
-        raise SessionNotFound(session_id)
+        raise SessionNotFoundError(session_id)
     if counted is not None:
         _count_rolls(conn, *counted)
     conn.executemany("INSERT INTO session_events (session_id, idx, body, tail) VALUES (?, ?, ?, ?)",
@@ -170,10 +170,10 @@ def _append_session(conn: sqlite3.Connection, session_id, expected, texts, seed,
 
 
 def _count_rolls(conn: sqlite3.Connection, quota: RollQuota, rolls: int) -> None:
-    """Add the rolls to the client's count of the day; RollsExhausted (rolled back with the append's savepoint)
+    """Add the rolls to the client's count of the day; RollsExhaustedError (rolled back with the append's savepoint)
     past its quota: the client's own if an operator set one, else the server's."""
     (rolled,) = conn.execute(_COUNT_ROLLS, (quota.client, quota.day, rolls)).fetchone()
     own = conn.execute(_OWN_QUOTA, (quota.client, "rolls")).fetchone()
     most = quota.most if own is None else own[0]
     if most and rolled > most:
-        raise RollsExhausted(rolled - rolls, most)
+        raise RollsExhaustedError(rolled - rolls, most)

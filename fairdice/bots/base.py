@@ -62,6 +62,7 @@ class Policy:
     level: str = ""
     description: str = ""
     plays_upper_first: bool = True  # whether the policy can play the upper-first house rule
+    uses_tables: bool = False  # whether it is made with a table source (`Policy(tables)`: the registry passes it)
 
     def params(self) -> dict:
         """What besides id and version defines the policy (a table digest, say)."""

@@ -14,7 +14,7 @@ from math import factorial
 
 import numpy as np
 
-from ..rules import DICE, FACES, RuleSet, counts_of, options, UPPER_BONUS_THRESHOLD
+from ..rules import DICE, FACES, UPPER_BONUS_THRESHOLD, RuleSet, counts_of, options
 
 ROLLS: tuple[tuple[int, ...], ...] = tuple(combinations_with_replacement(FACES, DICE))
 ROLL_INDEX = {r: i for i, r in enumerate(ROLLS)}
@@ -69,6 +69,17 @@ def score_table(rules: RuleSet) -> np.ndarray:
 FIVE_ALIKE_ROLLS = tuple(ROLL_INDEX[(f,) * DICE] for f in FACES)
 
 
+@lru_cache(maxsize=64)
+def upper_arrays(rules: RuleSet, threshold: int = UPPER_BONUS_THRESHOLD) -> tuple[np.ndarray, np.ndarray]:
+    """`RuleSet.upper_after` as two read-only integer arrays indexed [capped upper total, upper box points]:
+    the total after (capped) and the upper bonus earned now, for code that moves whole arrays of cards."""
+    table = np.array([[rules.upper_after(total, points, threshold) for points in range(DICE * FACES[-1] + 1)]
+                      for total in range(threshold + 1)], dtype=np.intp)
+    after, bonus = table[..., 0], table[..., 1]
+    after.flags.writeable = bonus.flags.writeable = False
+    return after, bonus
+
+
 def gain_matrix(rules: RuleSet, boxes, upper_first: bool = False) -> tuple[np.ndarray, tuple[str, ...]]:
     """Immediate gain (points, upper bonus reached, Yahtzee bonus) of each legal box for every roll.
 
@@ -93,12 +104,11 @@ def card_gains(rules: RuleSet, card: tuple, upper_first: bool):
         open_cols = [c for c in open_cols if rules.categories[c].upper]
     ids = [rules.categories[c].id for c in open_cols]
     gains = np.asfortranarray(score_table(rules)[:, open_cols])  # (a copy: the score table stays as it is)
-    upper_sum = sum(boxes.get(c.id) or 0 for c in rules.categories if c.upper)
+    upper_now, _ = rules.upper_after(0, sum(boxes.get(c.id) or 0 for c in rules.categories if c.upper))  # capped
     upper_open = [j for j, c in enumerate(open_cols) if rules.categories[c].upper]
-    if upper_sum < UPPER_BONUS_THRESHOLD and upper_open:
+    if upper_open:
         upper_gains = gains[:, upper_open]
-        gains[:, upper_open] = upper_gains + np.where(upper_sum + upper_gains >= UPPER_BONUS_THRESHOLD,
-                                                      rules.upper_bonus, 0)
+        gains[:, upper_open] = upper_gains + upper_arrays(rules)[1][upper_now, upper_gains.astype(np.intp)]
     if rules.forced_joker and boxes.get(rules.five_alike) is not None:
         for r in FIVE_ALIKE_ROLLS:
             legal = options(rules, boxes, ROLLS[r], upper_first)
@@ -107,8 +117,8 @@ def card_gains(rules: RuleSet, card: tuple, upper_first: bool):
                 if opt is None:
                     gains[r, j] = -np.inf
                 else:
-                    reaches = rules.category(cid).upper and upper_sum < UPPER_BONUS_THRESHOLD <= upper_sum + opt.points
-                    gains[r, j] = opt.points + opt.yahtzee_bonus + (rules.upper_bonus if reaches else 0)
+                    bonus = rules.upper_after(upper_now, opt.points)[1] if rules.category(cid).upper else 0
+                    gains[r, j] = opt.points + opt.yahtzee_bonus + bonus
     gains.flags.writeable = False
     return gains, tuple(ids)
 

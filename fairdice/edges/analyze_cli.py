@@ -15,7 +15,7 @@ import sys
 
 from ..errors import FairdiceError
 from ..rules import RULESETS
-from .argtypes import positive_int
+from ..adapters.argtypes import positive_int
 from .coachtext import TOP, render_analysis
 from .playtext import LANGUAGES, Words
 
@@ -33,7 +33,7 @@ def configure(parser) -> None:
 
 
 def run(args) -> int:
-    from . import table_cache
+    from ..adapters import table_cache
     from ..analysis import analyze
 
     def refuse(message: str) -> int:
@@ -47,14 +47,13 @@ def run(args) -> int:
         return refuse(f"cannot read it ({exc.strerror or exc})")
     except ValueError as exc:  # not UTF-8, or not JSON
         return refuse(f"not a JSON log ({exc})")
-    table_cache.install()  # the optimal tables from this machine's cache, built there once if missing
     head = log.get("header") if isinstance(log, dict) else None
     rules = head.get("rules") if isinstance(head, dict) and head.get("upper_first") is False else None
     if rules in RULESETS and log.get("final") is not None and not table_cache.table_ready(rules):
         print(f"fairdice analyze: building the optimal {rules} table (once on this machine, up to a minute or two)",
               file=sys.stderr)
     try:
-        doc = analyze(log)
+        doc = analyze(log, table_cache.source())  # this machine's cache, built there once if missing
     except FairdiceError as exc:
         return refuse(exc.message)
     if args.json:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import FairdiceError
 from ..rules import RULESETS
-from .argtypes import positive_int
+from ..adapters.argtypes import positive_int
 
 
 def _bot_list(text: str) -> tuple[str, ...]:
@@ -56,20 +56,21 @@ def _load_signer(path: str | None, seed: str | None):
 
 
 def _simulate_worker(job, signer_bytes: bytes):
+    from ..adapters import table_cache
     from ..log import Signer
     from ..simulate import GameSpec, play_one
 
     rules, bots, index, seed = job
     spec = GameSpec(rules, bots, index, seed, entropy=secrets.token_bytes)
-    return play_one(spec, Signer.from_private_bytes(signer_bytes))
+    # the optimal bot's tables: this process's cache (a forked worker's holds what its parent loaded)
+    return play_one(spec, Signer.from_private_bytes(signer_bytes), table_cache.bots())
 
 
 def cmd_simulate(args) -> int:
-    from . import table_cache
+    from ..adapters import table_cache
     from ..simulate import summarize
 
-    table_cache.install()  # the optimal bot's tables: from the cache, built there if missing
-    if "optimal" in args.bots:
+    if "optimal" in args.bots:  # its tables: from the cache, built there if missing
         table_cache.load_table(args.rules)  # before the workers fork, so that they share it
 
     signer = _load_signer(args.key, args.seed)

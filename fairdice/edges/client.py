@@ -7,7 +7,8 @@
     state = game.roll()              # then game.roll([0, 2]), game.score("full_house")
     advice = game.hint()             # the best move now and every alternative, with expected final scores
     ...
-    report = game.verify()           # once over: the verifier's every check, against the seat's receipt
+    report = game.verify()           # once over: the verifier's every check, against the seat's receipt;
+                                     # a false log raises VerificationError (its `check`: the failed check's id)
     game.save_receipt("receipt.json")  # the player's evidence: fairdice-verify --receipt receipt.json game.json
     game.save_receipts("moves.json")   # the server's signed receipt of every move (SPEC §5.6)
 
@@ -38,7 +39,7 @@ from verifier.receipt import make_receipt
 
 from ..chain import Chain
 from ..log import canonical, check_move_receipt, verify_signature
-from ..errors import FairdiceError
+from ..errors import FairdiceError, SignatureError
 from ..players import PlayerKey, check_signature, command_of, move_message
 
 DEFAULT_TIMEOUT = 15.0
@@ -52,7 +53,11 @@ HINT_TIMEOUT = 120.0
 RETRYABLE = (requests.ConnectionError, requests.Timeout, requests.exceptions.ChunkedEncodingError)
 
 
-class ApiError(Exception):
+class ClientError(Exception):
+    """The base of every error this client raises on purpose (catch it to handle them all)."""
+
+
+class ApiResponseError(ClientError):
     """The server refused a request: `status`, the problem document, its `code` and `allowed`."""
 
     def __init__(self, status: int, problem: dict):
@@ -63,13 +68,32 @@ class ApiError(Exception):
         super().__init__(f"{status} {self.code}: {problem.get('detail', problem.get('title', ''))}")
 
 
-class ProtocolError(ValueError):
+class ProtocolError(ClientError, ValueError):
     """The server broke the protocol: a signature or receipt that does not verify, a commitment or seed
     recorded for this seat that is not the one this client sent."""
 
 
-class SeedNotAccepted(Exception):
+class SeedNotAcceptedError(ClientError):
     """The server kept refusing (503) or not answering this seat's client seed, commitment or salt."""
+
+
+class VerificationError(ProtocolError):
+    """The independent verifier (`verifier`, SPEC §7) found the log false: raised, never answered with a falsy
+    result (sigstore-python's move), so that no caller can ignore it.  `check` is the id of the first failed
+    check, `checks` every failed one in order; `problems` one line per failure (check id, event, field,
+    expected, found); `warnings` what holds even of a log that verifies (unsigned human moves)."""
+
+    def __init__(self, problems: Sequence[str], warnings: Sequence[str] = ()):
+        self.problems = list(problems)
+        self.checks = list(dict.fromkeys(problem.split(":", 1)[0] for problem in self.problems))
+        self.check = self.checks[0] if self.checks else ""
+        self.warnings = list(warnings)
+        super().__init__("the log does not verify: " + "; ".join(self.problems))
+
+
+# The names before issue 26, kept importable for apps written against them (deprecated: use the …Error names).
+ApiError = ApiResponseError
+SeedNotAccepted = SeedNotAcceptedError
 
 
 def parse_invite(link: str) -> tuple[str, str, int, str]:
@@ -132,7 +156,8 @@ class Client:
                 problem = resp.json()
             except ValueError:
                 problem = {"code": "http_error", "detail": resp.text[:200]}
-            raise ApiError(resp.status_code, problem if isinstance(problem, dict) else {"detail": str(problem)})
+            raise ApiResponseError(resp.status_code,
+                                   problem if isinstance(problem, dict) else {"detail": str(problem)})
         return resp.json()
 
     def _move(self, game_id: str, action: str, token: str, body: dict, idempotency_key: str | None):
@@ -172,7 +197,7 @@ class Client:
         resp = self.session.get(f"{self.base_url}/v1/games/{game_id}/log", timeout=self.timeout,
                                 headers={"Accept": "application/json, application/problem+json"})
         if resp.status_code >= 400:
-            raise ApiError(resp.status_code, resp.json() if resp.content else {})
+            raise ApiResponseError(resp.status_code, resp.json() if resp.content else {})
         return resp.content
 
     def hint(self, game_id: str) -> dict:
@@ -249,7 +274,7 @@ class Client:
             trusted_public_key = next((k["public_key"] for k in self.keys() if k["key_id"] == head.get("key_id")),
                                       None)
             if trusted_public_key is None:
-                return Verification(False, ["log.key: the server does not list the log's key id"])
+                raise VerificationError(["log.key: the server does not list the log's key id"])
         return verify_log(log, trusted_public_key, receipt, move_receipts)
 
 
@@ -317,8 +342,11 @@ class PlayerGame:
         keys = {k["key_id"]: k["public_key"] for k in self.client.keys()}
         if keys.get(head["key_id"]) != head["public_key"]:
             raise ProtocolError("the game's key is not one the server publishes")
-        if not verify_signature(head["public_key"], self.created["commitment_signature"], canonical(head)):
-            raise ProtocolError("the commitment signature does not verify")
+        try:
+            verify_signature(head["public_key"], self.created["commitment_signature"], canonical(head),
+                             "sig.commitment")
+        except SignatureError:
+            raise ProtocolError("the commitment signature does not verify") from None
 
     def join(self, client_seed: str | None = None, wait: float = COMMIT_WAIT, poll: float = COMMIT_POLL) -> dict:
         """Send this seat's client seed (fresh from `secrets` unless given), after checking the commitment.  In
@@ -355,7 +383,7 @@ class PlayerGame:
         command = {"type": "client_seed_commit", "seat": self.seat, "commitment": self.seed_commitment}
         try:
             return self._seed_step("commit", {"commitment": self.seed_commitment}, command)
-        except ApiError as exc:
+        except ApiResponseError as exc:
             if exc.code != "commitment_already_set":
                 raise
             self._require_own(self.refresh(), "commitment", self.seed_commitment)
@@ -380,7 +408,7 @@ class PlayerGame:
         command = {"type": "client_seed", "seat": self.seat, "client_seed": self.client_seed, "salt": self.salt}
         try:
             return self._seed_step("reveal", {"client_seed": self.client_seed, "salt": self.salt}, command)
-        except ApiError as exc:
+        except ApiResponseError as exc:
             if exc.code != "client_seed_already_set":
                 raise
             state = self.refresh()
@@ -406,10 +434,10 @@ class PlayerGame:
 
         try:
             return self._signed_move(lambda: command, send)
-        except (ApiError, *RETRYABLE) as exc:
-            if isinstance(exc, ApiError) and exc.status != 503:
+        except (ApiResponseError, *RETRYABLE) as exc:
+            if isinstance(exc, ApiResponseError) and exc.status != 503:
                 raise
-            raise SeedNotAccepted(
+            raise SeedNotAcceptedError(
                 f"game {self.game_id}: the server refused or did not answer this seat's {what} "
                 f"{1 + self.client.retries} times ({exc}). It was sent unchanged each time and must stay so: "
                 "join() again resends the same one. Never start over with a new client seed in this game: a "
@@ -424,7 +452,7 @@ class PlayerGame:
         for _ in range(attempts):
             try:
                 return self._took(send(self._signature(command()), fresh))
-            except ApiError as exc:
+            except ApiResponseError as exc:
                 if exc.code != "stale_history":
                     raise
                 self.refresh()
@@ -555,26 +583,26 @@ def _write_json(path: str, doc) -> None:
 
 @dataclass
 class Verification:
-    """The verdict of the independent verifier (`verifier`, SPEC §7) on one log: `ok`, one line per failed
-    check (check id, event, field, expected, found), and `warnings` that hold even when it is ok (the human
-    seats whose moves no player signed: the operator could have written them, SPEC §5.7)."""
-    ok: bool
-    problems: list[str] = field(default_factory=list)
+    """A log the independent verifier (`verifier`, SPEC §7) found true: given only then (a false one raises
+    VerificationError), with `warnings` that hold even so (the human seats whose moves no player signed: the
+    operator could have written them, SPEC §5.7)."""
     checked_by: list[str] = field(default_factory=lambda: ["verifier"])
     warnings: list[str] = field(default_factory=list)
-
-    def __bool__(self) -> bool:
-        return self.ok
 
 
 def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None = None,
                move_receipts: Sequence[dict] = ()) -> Verification:
     """Check a transcript with the verifier: every check of SPEC §7, bots replayed, signatures required, the
     log held to the player's `receipt` and the server's `move_receipts` when given. `log` is the log's bytes
-    (parsed strictly, as a file is) or an already parsed document."""
+    (parsed strictly, as a file is) or an already parsed document.  A log that fails a check (or cannot be
+    checked: not JSON, an optimal game whose table is not on this machine) raises VerificationError; a receipt
+    or move receipts the verifier cannot use raise its ReceiptError or MoveReceiptError (as the command line
+    exits 2 for them) before anything is checked."""
     from verifier import verify_document
     from verifier.botcheck import PublishedBots
+    from verifier.chain import well_formed_receipts
     from verifier.optimal import TableError
+    from verifier.receipt import check_receipt
     from verifier.results import unsigned_warning
     from verifier.strictjson import StrictJSONError, loads
 
@@ -582,20 +610,25 @@ def verify_log(log, trusted_public_key: str | None = None, receipt: dict | None 
         try:
             log = loads(log.encode() if isinstance(log, str) else log)
         except StrictJSONError as e:
-            return Verification(False, [f"log.format: {e}"])
+            raise VerificationError([f"log.format: {e}"]) from None
     if not isinstance(log, dict):
-        return Verification(False, ["log.format: the log is not a JSON object"])
+        raise VerificationError(["log.format: the log is not a JSON object"])
+    receipts = [check_receipt(receipt)] if receipt is not None else []
+    move_receipts = well_formed_receipts(move_receipts if isinstance(move_receipts, list) else list(move_receipts))
     trusted = [bytes.fromhex(trusted_public_key)] if trusted_public_key else None
     try:
-        result = verify_document(log, "<api>", trusted_keys=trusted, bots=PublishedBots(),
-                                 receipts=[receipt] if receipt else [], move_receipts=list(move_receipts))
+        result = verify_document(log, "<api>", trusted_keys=trusted, bots=PublishedBots(), receipts=receipts,
+                                 move_receipts=move_receipts)
     except TableError as e:  # an optimal game, its table not on this machine: not verified, and why
-        return Verification(False, [f"bot.decision: not checked: {e.where}: {e.message}"])
+        raise VerificationError([f"bot.decision: not checked: {e.where}: {e.message}"]) from None
     problems = [f"{f.check}: event {'-' if f.event is None else f.event} {f.field}: expected {f.expected!r}, "
                 f"found {f.found!r}" for f in result.failures]
     problems += [f"{check}: {n} more failures" for check, n in result.unlisted.items()]
     warning = unsigned_warning(result)
-    return Verification(result.ok, problems, warnings=[warning] if warning else [])
+    warnings = [warning] if warning else []
+    if not result.ok:
+        raise VerificationError(problems, warnings)
+    return Verification(warnings=warnings)
 
 
 from .dice_session import Session  # noqa: E402,F401  (fair dice for any app, SPEC §10: its own module)

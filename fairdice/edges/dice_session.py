@@ -5,7 +5,8 @@
     dice.seed()                          # a client seed made here, after the commitment
     dice.roll("4d6kh3")["total"]         # every answer's receipt checked against the history seen
     dice.rotate()                        # reveals the pair's server seed, starts the next pair
-    report = dice.verify()               # the independent verifier on the log, with this app's key and receipts
+    report = dice.verify()               # the independent verifier on the log, with this app's key and receipts:
+                                         # VerificationError (its `check`: the failed check's id) if it is false
 
 The app signs every request with a key made here (unless `sign=False`), so the log proves which rolls it asked
 for; it computes the hash chain itself from the events it is answered with and refuses a receipt that signs
@@ -18,9 +19,10 @@ import json
 import uuid
 
 from ..chain import Chain, receipt_message
+from ..errors import SignatureError
 from ..log import verify_signature
 from ..sessions import RECEIPT_LABEL, AppKey, roll_command, rotate_command, start_chain
-from .client import Client, ProtocolError, Verification, new_client_seed
+from .client import Client, ProtocolError, Verification, VerificationError, new_client_seed
 
 
 class Session:
@@ -46,9 +48,11 @@ class Session:
         keys = [trusted_public_key] if trusted_public_key else [k["public_key"] for k in client.keys()]
         if header["public_key"] not in keys:
             raise ProtocolError("the session's header names a key the server does not publish")
-        if not verify_signature(header["public_key"], created["commitment_signature"],
-                                json.dumps(header, sort_keys=True, separators=(",", ":")).encode()):
-            raise ProtocolError("the session's commitment is not signed by the server's key")
+        try:
+            verify_signature(header["public_key"], created["commitment_signature"],
+                             json.dumps(header, sort_keys=True, separators=(",", ":")).encode(), "session.signature")
+        except SignatureError:
+            raise ProtocolError("the session's commitment is not signed by the server's key") from None
         return cls(client, created, AppKey.generate() if sign else None)
 
     def seed(self, client_seed: str | None = None) -> dict:
@@ -86,7 +90,7 @@ class Session:
 
     def verify(self) -> Verification:
         """The verifier on the session's log (SPEC §10.9), with the server's published key, this app's key and
-        every receipt this app kept."""
+        every receipt this app kept; VerificationError if the log is false."""
         from verifier.sessions import verify_session
 
         trusted = [bytes.fromhex(k["public_key"]) for k in self.client.keys()]
@@ -94,7 +98,10 @@ class Session:
                                 app_key=self.app_key.public_hex if self.app_key else None)
         problems = [f"{f.check}: event {'-' if f.event is None else f.event} {f.field}: expected {f.expected!r}, "
                     f"found {f.found!r}" for f in result.failures]
-        return Verification(result.ok, problems, warnings=[n for n in result.notes if n.startswith("the app")])
+        warnings = [n for n in result.notes if n.startswith("the app")]
+        if not result.ok:
+            raise VerificationError(problems, warnings)
+        return Verification(warnings=warnings)
 
     def save_receipts(self, path: str) -> None:
         """The receipts as a JSON array: `fairdice-verify --session-receipts FILE LOG`."""
@@ -123,7 +130,9 @@ class Session:
         signed = receipt_message(self.session_id, rc["events"], bytes.fromhex(rc["chain"]), RECEIPT_LABEL)
         if rc["session_id"] != self.session_id or rc["events"] != chain.count or rc["chain"] != chain.digest.hex():
             raise ProtocolError(f"the receipt signs a history of {rc['events']} events other than the one shown")
-        if not verify_signature(self.header["public_key"], rc["signature"], signed):
-            raise ProtocolError("the receipt is not signed by the session's key")
+        try:
+            verify_signature(self.header["public_key"], rc["signature"], signed, "session.receipt")
+        except SignatureError:
+            raise ProtocolError("the receipt is not signed by the session's key") from None
         self.chain = chain
         self.receipts.append(rc)

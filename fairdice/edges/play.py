@@ -26,7 +26,8 @@ import os
 import sys
 import time
 
-from .client import ApiError, Client, ProtocolError, SeedNotAccepted, new_client_seed, parse_invite
+from .client import (ApiResponseError, Client, ProtocolError, SeedNotAcceptedError, VerificationError,
+                     new_client_seed, parse_invite)
 from .coachtext import render_analysis
 from .playtext import ENGLISH, LANGUAGES, Words, pad
 
@@ -125,7 +126,7 @@ def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll
     term.words = w = Words(getattr(args, "lang", "en"))
     try:
         game = _joined(client, invite, term) if invite else _created(client, args, term)
-    except (OSError, ApiError, ValueError) as exc:
+    except (OSError, ApiResponseError, ValueError) as exc:
         term.say(w("no_server", url=client.base_url, error=exc.__class__.__name__) if isinstance(exc, OSError)
                  else w("failed", error=exc))
         return 2
@@ -136,7 +137,7 @@ def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll
     seed = args.client_seed if args.client_seed is not None else new_client_seed()
     try:
         state = game.join(seed)
-    except (ApiError, SeedNotAccepted) as exc:
+    except (ApiResponseError, SeedNotAcceptedError) as exc:
         term.say(w("seed_refused", error=exc))
         return 2
     except ProtocolError as exc:
@@ -185,7 +186,7 @@ def play(client: Client, args, term: Terminal, invite: tuple | None = None, poll
         try:
             state, seen = _command(game, state, line, term, seen)
             _keep_receipts(game, args, term)
-        except ApiError as exc:
+        except ApiResponseError as exc:
             term.say(w("refused", detail=w.problem(exc.code, exc.problem.get("detail", str(exc)))))
             if exc.allowed:
                 term.say(w("allowed", allowed=" ".join(str(a) for a in exc.allowed)))
@@ -409,7 +410,7 @@ def _coach(game, term) -> None:
     LOG` prints): every seat's expected points left on the table, this seat's costliest decisions."""
     try:
         doc = game.client.analysis(game.game_id)
-    except ApiError as exc:
+    except ApiResponseError as exc:
         if exc.code != "analysis_unavailable":
             term.say(term.words("coach_none", detail=term.words.problem(exc.code, exc.problem.get("detail", str(exc)))))
             return
@@ -435,14 +436,17 @@ def _finish(game, state, args, term) -> int:
                 winner = final["winner"]
                 term.say(w("you_win") if winner == game.seat else w("wins", name=names[winner]))
         term.say(w("seed_revealed", seed=final["server_seed"]))
-    result = game.verify()
-    for warning in result.warnings:
+    try:
+        warnings, problems = game.verify().warnings, []
+    except VerificationError as failed:
+        warnings, problems = failed.warnings, failed.problems
+    for warning in warnings:
         term.say(w("warning", warning=warning))
-    if result.ok:
+    if not problems:
         term.say(w("verified"))
     else:
         term.say(w("not_verified"))
-        for problem in result.problems:
+        for problem in problems:
             term.say(w("problem", problem=problem))
     if final:
         _coach(game, term)
@@ -452,4 +456,4 @@ def _finish(game, state, args, term) -> int:
         term.say(w("log_written", path=args.save_log))
     if args.save_receipts:
         term.say(w("receipts_written", count=len(game.receipts), path=args.save_receipts))
-    return 0 if result.ok else 1
+    return 1 if problems else 0

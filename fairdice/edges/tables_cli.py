@@ -1,11 +1,11 @@
 """`fairdice tables`: build, or check, the optimal bot's cached tables (the command line of the table cache,
-`fairdice.edges.table_cache`)."""
+`fairdice.adapters.table_cache`)."""
 
 from __future__ import annotations
 
 import json
 
-from . import table_cache
+from ..adapters import table_cache
 from ..rules import RULESETS
 
 

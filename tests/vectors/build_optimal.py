@@ -22,12 +22,13 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT))
 
 from fairdice import derive  # noqa: E402
-from fairdice.bots import BOTS, space  # noqa: E402
+from fairdice.adapters import table_cache  # noqa: E402
+from fairdice.bots import space  # noqa: E402
 from fairdice.bots.optimal import programme, state_of  # noqa: E402
 from fairdice.bots.base import TIE_TOLERANCE, Position  # noqa: E402
-from fairdice.edges import table_cache  # noqa: E402
 from fairdice.rules import RULESETS  # noqa: E402
 
+BOTS = table_cache.bots()  # the optimal bot with this machine's cached tables
 RULES = "yacht"
 CARD = {"ones": 3, "twos": 6, "threes": 9, "fours": 12, "fives": 15, "sixes": 18, "choice": 22,
         "four_of_a_kind": 0, "full_house": 25, "small_straight": None, "large_straight": 30, "yacht": None}
@@ -78,7 +79,6 @@ def decision(table, dice, roll) -> dict:
 
 
 def example() -> dict:
-    table_cache.install()
     table = table_cache.load_table(RULES)
     final = [int(x) for x in table.last_roll_values(CARD)]
     return {

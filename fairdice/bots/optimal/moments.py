@@ -16,6 +16,7 @@ from functools import cached_property
 import numpy as np
 
 from ...rules import DICE, FACES
+from .. import space
 from .programme import (EXACT_LIMIT, LATTICE, OUTCOMES, POINT, StateSpace, TurnKernel, _FIVE_ALIKE, _ROLL_ORDER,
                         _ROLLS, _WAYS)
 
@@ -156,8 +157,8 @@ class MomentPath:
     def _candidate_table(self, masks, uppers, flags, variances) -> np.ndarray:
         """(candidate rows, batch): every outcome's gain plus its next state's value, -inf where its box
         is filled; the next states' variances into rows 1.. of `variances` (row 0: none)."""
-        out, threshold = self._outcomes, self.states.threshold
-        totals = np.minimum(threshold, uppers[None, :] + out.added[:, None])
+        out, (after, bonus) = self._outcomes, space.upper_arrays(self.states.rules, self.states.threshold)
+        totals = after[uppers[None, :], out.added[:, None]]
         index = self.states.flat_index(masks[None, :] | (1 << out.box)[:, None], totals,
                                        np.where(out.flag[:, None] < 0, flags[None, :], out.flag[:, None]))
         future, var = self.kernel.future(index)
@@ -167,8 +168,7 @@ class MomentPath:
         table = future[out.next_row]
         table += out.points[:, None] * POINT
         upper = out.upper_rows
-        crossed = (uppers[None, :] < threshold) & (totals[out.next_row[upper]] >= threshold)
-        table[upper] += np.where(crossed, self.states.rules.upper_bonus * POINT, 0.0)
+        table[upper] += bonus[uppers[None, :], out.added[out.next_row[upper]][:, None]] * POINT
         return table
 
     def _forced_joker(self, masks, uppers, flags, final, variance) -> None:
@@ -179,7 +179,7 @@ class MomentPath:
         if not rows.size:
             return
         m, u, y = masks[rows], uppers[rows], flags[rows]
-        threshold = st.threshold
+        upper_after, upper_bonus = space.upper_arrays(st.rules, st.threshold)
         bonus = st.rules.yahtzee_bonus * y
         lower_open = np.zeros(rows.size, bool)
         for c in range(st.boxes):
@@ -194,8 +194,7 @@ class MomentPath:
                 is_open = (m >> c & 1) == 0
                 if c == own:
                     legal = is_open
-                    totals = np.minimum(threshold, u + DICE * f)
-                    points = DICE * f + np.where((u < threshold) & (totals >= threshold), st.rules.upper_bonus, 0)
+                    totals, points = upper_after[u, DICE * f], DICE * f + upper_bonus[u, DICE * f]
                 elif st.faces[c]:
                     legal = is_open & ~own_open & ~lower_open
                     totals, points = u, np.zeros(rows.size)

@@ -1,9 +1,12 @@
 """The `optimal` policy, given solved tables: pure.  Where tables come from is the edges' business.
 
-The policy asks a *table source* (`provide_tables`) for the table of a rule set: the server, `fairdice
-simulate`, `fairdice tables` and the tests install `fairdice.edges.table_cache`, which verifies cached
-tables against the manifest and builds missing ones where that edge allows it.  A decision never builds a
-table.  Without a source the policy raises FairdiceError("table_unavailable").
+The policy is made with a *table source* (`Optimal(tables)`, a function from a rule set's id to its
+SolvedTable), which it asks when a decision first needs a table: the server, `fairdice simulate`,
+`fairdice analyze` and the tests pass `fairdice.adapters.table_cache.source()` (or the registry made with
+it, `table_cache.bots()`), which verifies cached tables against the manifest and builds missing ones where
+the caller allows it.  A decision never builds a table itself.  Made without a source (`BOTS["optimal"]`),
+the policy still has its identity, and a decision raises FairdiceError("table_unavailable") saying how to
+get one.
 
 The upper_first house rule is not covered by the tables: the policy raises
 FairdiceError("unsupported_rules") (`fairdice.hint` falls back to `ev`).
@@ -52,7 +55,7 @@ def state_of(rules: RuleSet, boxes: Mapping[str, int | None], threshold: int = U
                 raise FairdiceError("invalid_card", f"{cid} cannot hold {value!r}")
             upper += value
     flag = int(flagged is not None and (boxes.get(flagged) or 0) > 0)
-    return mask, min(threshold, upper), flag
+    return mask, rules.upper_after(0, upper, threshold)[0], flag  # the upper total, capped
 
 
 class _Turn:
@@ -175,29 +178,17 @@ class SolvedTable:
         for cid, opt in options(rs, boxes, dice).items():
             c, gain, upper_after = rs.category_ids.index(cid), opt.points + opt.yahtzee_bonus, upper
             if st.faces[c]:
-                upper_after = min(st.threshold, upper + opt.points)
-                if upper < st.threshold <= upper_after:
-                    gain += rs.upper_bonus
+                upper_after, upper_bonus = rs.upper_after(upper, opt.points, st.threshold)
+                gain += upper_bonus
             out.append((cid, (gain * POINT + self.values.item(mask | 1 << c, upper_after, flag)) / POINT))
         return out
 
 
 TableSource = Callable[[str], SolvedTable]
-_source: TableSource | None = None
 
-
-def provide_tables(source: TableSource | None) -> None:
-    """Where the optimal policy gets its tables: `source(rules_id)` returns the SolvedTable (or raises a
-    FairdiceError).  Set by the edges; None removes it."""
-    global _source
-    _source = source
-
-
-def table_for(rules_id: str) -> SolvedTable:
-    if _source is None:
-        raise FairdiceError("table_unavailable", "the optimal policy has no table source; an edge installs one "
-                                                 "(fairdice.edges.table_cache.install())")
-    return _source(rules_id)
+NO_TABLES = ("the optimal policy was made without a table source: make it with one, as the command line and "
+             "the server do (fairdice.adapters.table_cache.bots(), or Optimal(table_cache.source())); "
+             "`fairdice tables build` builds the tables ahead")
 
 
 class Optimal(Policy):
@@ -207,6 +198,12 @@ class Optimal(Policy):
     level = "hard"
     description = "Plays the whole card to maximise the expected final score (exact dynamic programme)."
     plays_upper_first = False
+    uses_tables = True
+
+    def __init__(self, tables: TableSource | None = None):
+        """`tables(rules_id)` returns the SolvedTable (or raises a FairdiceError); asked when a decision first
+        needs it, so that making the policy (to name it in a log, say) loads nothing."""
+        self._tables = tables
 
     def params(self) -> dict:
         return {"table_sha256": {rid: entry["sha256"] for rid, entry in sorted(manifest()["tables"].items())}}
@@ -214,7 +211,9 @@ class Optimal(Policy):
     def table(self, position: Position) -> SolvedTable:
         if position.upper_first:
             raise FairdiceError("unsupported_rules", "the optimal bot does not play the upper-first house rule")
-        return table_for(position.rules.id)
+        if self._tables is None:
+            raise FairdiceError("table_unavailable", NO_TABLES)
+        return self._tables(position.rules.id)
 
     def choices(self, position: Position) -> tuple[tuple[Decision, ...], list[float]]:
         table = self.table(position)

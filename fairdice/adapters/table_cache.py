@@ -1,7 +1,10 @@
 """The optimal engine's table cache: where the tables live on disk, and how they are checked and built.
 
-An edge: it reads the environment, reads and writes files, takes file locks and forks worker processes.
-`install()` makes it the optimal policy's table source (`fairdice.bots.optimal.provide_tables`).
+An adapter (`fairdice.adapters`): it reads the environment, reads and writes files, takes file locks and
+forks worker processes.  `source()` is a table source to make the optimal policy with, and `bots()` the
+published policies made with it: the command line, the server (`api.engines`) and the tests pass them to
+the core (`play_bots`, `hint`, `analyze`), which reads no file itself.  A table is loaded when a decision
+first needs it, never before.
 
 Tables (2 MB yacht, 8 MB classic13, 16 MB yatzy) are built once per machine and kept in
 `$FAIRDICE_CACHE_DIR`, else `$XDG_CACHE_HOME/fairdice`, else `~/.cache/fairdice`, as a little-endian int64
@@ -30,7 +33,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..bots.optimal import SolvedTable, provide_tables, programme, table_format
+from ..bots import BOTS, PolicyRegistry
+from ..bots.optimal import SolvedTable, TableSource, programme, table_format
 from ..errors import FairdiceError
 from ..rules import RULESETS
 
@@ -247,10 +251,17 @@ def _write(path: Path, table: np.ndarray, meta: dict) -> None:
 CACHE = TableCache()
 
 
-def install(build: bool = True) -> None:
-    """Make this process's cache the optimal policy's table source; with `build`, a missing table is built
-    when first needed (seconds), else the policy raises FairdiceError("table_unavailable") until it is."""
-    provide_tables(lambda rules_id: CACHE.load(rules_id, build=build))
+def source(build: bool = True) -> TableSource:
+    """This process's cache as a table source: with `build`, a missing table is built when first needed
+    (seconds); without (the server, whose requests must not wait for a build), the policy raises
+    FairdiceError("table_unavailable") until it is built.  (It asks `CACHE` at each call, so a test that
+    swaps the cache swaps it for every source made before.)"""
+    return lambda rules_id: CACHE.load(rules_id, build=build)
+
+
+def bots(build: bool = True) -> PolicyRegistry:
+    """The published policies, the optimal one made with this cache as its table source (`source`)."""
+    return BOTS.with_tables(source(build))
 
 
 def build_table(rules_id: str, force: bool = False, moments: bool = False, workers: int | None = None) -> dict:
