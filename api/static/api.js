@@ -52,36 +52,57 @@ async function parseBody(resp) {
   }
 }
 
+/** Sends a request, again by itself while that is safe (see the top of this file); answers the body. */
 async function request(method, path, { body, token, idempotent = false, raw = false, notModified = false } = {}) {
+  const init = requestInit(method, { body, token, idempotent });
+  const safe = idempotent || method === "GET";
+  for (let attempt = 1; ; attempt++) {
+    const mayRetry = safe && attempt < ATTEMPTS;
+    const resp = await fetchOrNull(path, init);
+    if (resp === null) {
+      if (!mayRetry) throw new ApiProblem(0, { code: "network_error" });
+      await sleep(400 * attempt);
+      continue;
+    }
+    const answer = await answerOf(resp, { raw, notModified, mayRetry });
+    if (!("waitSeconds" in answer)) return answer.value;
+    await sleep(answer.waitSeconds * 1000);
+  }
+}
+
+/** The fetch options: JSON both ways, the seat's token, and one Idempotency-Key that every attempt sends again. */
+function requestInit(method, { body, token, idempotent }) {
   const headers = { Accept: "application/json, application/problem+json" };
   if (body !== undefined) headers["Content-Type"] = "application/json";
   if (token) headers.Authorization = `Bearer ${token}`;
   if (idempotent) headers["Idempotency-Key"] = randomKey(); // the same key on every attempt: one move, once
-  const init = { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" };
-  const safe = idempotent || method === "GET";
-  for (let attempt = 1; ; attempt++) {
-    let resp;
-    try {
-      resp = await fetch(path, init);
-    } catch {
-      if (!safe || attempt >= ATTEMPTS) throw new ApiProblem(0, { code: "network_error" });
-      await sleep(400 * attempt);
-      continue;
-    }
-    if (resp.ok) {
-      const { text, doc } = await parseBody(resp);
-      return raw ? text : doc; // raw: exactly as served (the verifier parses it strictly)
-    }
-    if (notModified && resp.status === 304) return { notModified: true, retryAfter: retryAfterSeconds(resp.headers.get("Retry-After")) };
-    const { doc } = await parseBody(resp);
-    const wait = retryAfterSeconds(resp.headers.get("Retry-After"));
-    const problem = doc && typeof doc === "object" ? doc : { title: resp.statusText };
-    if (safe && attempt < ATTEMPTS && waitsInSilence(resp.status, problem.code, wait)) {
-      await sleep(wait * 1000);
-      continue;
-    }
-    throw new ApiProblem(resp.status, problem, wait);
+  return { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" };
+}
+
+/** The response, or null when none came (the network failed). */
+async function fetchOrNull(path, init) {
+  try {
+    return await fetch(path, init);
+  } catch {
+    return null;
   }
+}
+
+/** What a response says: {value} to answer, {waitSeconds} before the next attempt (a short wait this client
+ * honours by itself, `mayRetry` being true), or it throws the refusal as an ApiProblem. */
+async function answerOf(resp, { raw, notModified, mayRetry }) {
+  if (resp.ok) {
+    const { text, doc } = await parseBody(resp);
+    return { value: raw ? text : doc }; // raw: exactly as served (the verifier parses it strictly)
+  }
+  if (notModified && resp.status === 304) {
+    return { value: { notModified: true, retryAfter: retryAfterSeconds(resp.headers.get("Retry-After")) } };
+  }
+  const { doc } = await parseBody(resp);
+  const wait = retryAfterSeconds(resp.headers.get("Retry-After"));
+  const problem = doc && typeof doc === "object" ? doc : { title: resp.statusText };
+  if (mayRetry && waitsInSilence(resp.status, problem.code, wait)) return { waitSeconds: wait };
+  throw new ApiProblem(resp.status, problem, wait);
 }
 
 /** Whether a refusal asks for a short pause this client honours by itself (the request being safe to resend). */

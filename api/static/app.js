@@ -98,6 +98,12 @@ export class App {
   setLanguage(lang, save = true) {
     const t = (this.st.t = translator(lang));
     if (save) store.setPrefs({ lang: t.lang });
+    this.speakStatic(t);
+    this.speakShown(t);
+  }
+
+  /** The texts of the page itself: its language, title, description, labels and the language switch. */
+  speakStatic(t) {
     document.documentElement.lang = t.tag;
     document.title = t.t("app.title");
     $("meta[name=description]").setAttribute("content", t.t("app.description"));
@@ -107,6 +113,10 @@ export class App {
     other.lang = t.t("nav.otherLanguageTag");
     other.title = t.t("nav.otherLanguageTitle");
     $("#player-name").placeholder = t.t("prefs.namePlaceholder");
+  }
+
+  /** What is on screen now, drawn again in `t`'s words: the screen, its result and report, open dialogs. */
+  speakShown(t) {
     if (document.body.dataset.screen === "lobby") this.lobby.renderLobby(true);
     if (this.st.ui.hint && this.st.ui.hint.preparing) this.st.ui.hint = { preparing: true, text: t.t("hint.preparing") };
     if (this.st.view && document.body.dataset.screen === "game") this.game.render();

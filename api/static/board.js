@@ -138,56 +138,66 @@ function boxTile(ctx, c, filled, onPick) {
 /** One tile per box of the player's card, in table order (made once per game, then updated in place; a tile
  * becomes a plain one when its box is filled). */
 export function renderBoxes(ctx, container, onPick) {
-  const { t, view, rules } = ctx;
-  const cats = rules.categories;
+  const { view, rules } = ctx;
   const me = view.seats[ctx.seat];
   const isFilled = (id) => me.card[id] !== null && me.card[id] !== undefined;
-  const key = `${view.game_id}:${ctx.seat}:${cats.map((c) => c.id).join(",")}:${t.lang}`;
-  if (container.dataset.key !== key) {
-    const tile = (c) => boxTile(ctx, c, isFilled(c.id), onPick);
-    container.replaceChildren(
-      h("div.box-grid.upper", cats.filter((c) => c.section === "upper").map(tile)),
-      h("p.upper-line"),
-      h("div.box-grid.lower", cats.filter((c) => c.section !== "upper").map(tile)));
-    container.dataset.key = key;
-  }
+  buildBoxGrid(ctx, container, (c) => boxTile(ctx, c, isFilled(c.id), onPick));
   const options = optionsNow(ctx);
-  for (const c of cats) {
-    const id = c.id;
-    let el = $(`.box[data-category="${id}"]`, container);
-    const filled = isFilled(id);
+  for (const c of rules.categories) {
+    let el = $(`.box[data-category="${c.id}"]`, container);
+    const filled = isFilled(c.id);
     if (filled !== el.classList.contains("filled")) { // filled now (or a board gone back: a reload)
       const next = boxTile(ctx, c, filled, onPick);
       el.replaceWith(next);
       el = next;
     }
-    const name = box(ctx, id);
-    const value = $(".box-value", el);
     el.className = filled ? "box filled" : "box";
-    if (filled) {
-      const points = me.card[id];
-      if (points === 0) el.classList.add("zero");
-      value.textContent = t.number(points);
-      $(".box-said", el).textContent = t.t("box.filled", { box: name, points });
-    } else if (options[id]) {
-      const o = options[id];
-      const pts = o.points + (o.yahtzee_bonus || 0);
-      el.classList.add(pts > 0 ? "pos" : "zero");
-      value.textContent = t.number(o.points) + (o.yahtzee_bonus ? ` +${t.number(o.yahtzee_bonus)}` : "")
-        + (o.joker ? ` ${t.t("box.joker")}` : "");
-      el.disabled = ctx.busy;
-      el.setAttribute("aria-label", t.t("box.pick", { box: name, points: o.points, bonus: o.yahtzee_bonus || 0 }));
-    } else {
-      const closed = myTurn(ctx) && view.rolls_made > 0;
-      el.classList.add(closed ? "closed" : "open");
-      value.textContent = closed ? "–" : "";
-      el.disabled = true;
-      el.setAttribute("aria-label", t.t(closed ? "box.closed" : "box.open", { box: name }));
-    }
-    el.classList.toggle("hinted", !!(ctx.hint && ctx.hint.category === id));
-    el.classList.toggle("flash", !!(ctx.highlight && ctx.highlight.seat === ctx.seat && ctx.highlight.category === id));
+    if (filled) drawFilledBox(ctx, el, c.id, me.card[c.id]);
+    else if (options[c.id]) drawChoosableBox(ctx, el, c.id, options[c.id]);
+    else drawUnchoosableBox(ctx, el, c.id);
+    el.classList.toggle("hinted", !!(ctx.hint && ctx.hint.category === c.id));
+    el.classList.toggle("flash", !!(ctx.highlight && ctx.highlight.seat === ctx.seat && ctx.highlight.category === c.id));
   }
   $(".upper-line", container).textContent = upperLine(ctx, me);
+}
+
+/** The grid of tiles, made again only for another game, seat, rule set or language (else kept, to update). */
+function buildBoxGrid(ctx, container, tile) {
+  const cats = ctx.rules.categories;
+  const key = `${ctx.view.game_id}:${ctx.seat}:${cats.map((c) => c.id).join(",")}:${ctx.t.lang}`;
+  if (container.dataset.key === key) return;
+  container.replaceChildren(
+    h("div.box-grid.upper", cats.filter((c) => c.section === "upper").map(tile)),
+    h("p.upper-line"),
+    h("div.box-grid.lower", cats.filter((c) => c.section !== "upper").map(tile)));
+  container.dataset.key = key;
+}
+
+/** A filled box: its points, and a sentence for a screen reader. */
+function drawFilledBox(ctx, el, id, points) {
+  if (points === 0) el.classList.add("zero");
+  $(".box-value", el).textContent = ctx.t.number(points);
+  $(".box-said", el).textContent = ctx.t.t("box.filled", { box: box(ctx, id), points });
+}
+
+/** A box the player may score now: the points it would take (with a Yahtzee bonus, a joker). */
+function drawChoosableBox(ctx, el, id, o) {
+  const t = ctx.t;
+  const pts = o.points + (o.yahtzee_bonus || 0);
+  el.classList.add(pts > 0 ? "pos" : "zero");
+  $(".box-value", el).textContent = t.number(o.points) + (o.yahtzee_bonus ? ` +${t.number(o.yahtzee_bonus)}` : "")
+    + (o.joker ? ` ${t.t("box.joker")}` : "");
+  el.disabled = ctx.busy;
+  el.setAttribute("aria-label", t.t("box.pick", { box: box(ctx, id), points: o.points, bonus: o.yahtzee_bonus || 0 }));
+}
+
+/** An open box that cannot be scored now: closed on the player's turn after a roll, else just open. */
+function drawUnchoosableBox(ctx, el, id) {
+  const closed = myTurn(ctx) && ctx.view.rolls_made > 0;
+  el.classList.add(closed ? "closed" : "open");
+  $(".box-value", el).textContent = closed ? "–" : "";
+  el.disabled = true;
+  el.setAttribute("aria-label", ctx.t.t(closed ? "box.closed" : "box.open", { box: box(ctx, id) }));
 }
 
 function upperLine(ctx, seat) {

@@ -28,7 +28,7 @@ export async function fetchAnalysis(gameId, { base = "", fetch: fetchImpl = glob
   } catch {
     return { problem: "network_error" };
   }
-  let body = null;
+  let body;
   try {
     body = await resp.json();
   } catch {

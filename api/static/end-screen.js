@@ -28,6 +28,30 @@ export const receiptName = (log, seat = null) =>
   fileName(log).replace(/^game-/, "receipt-").replace(/\.json$/, seat === null ? ".json" : `-seat${seat}.json`);
 export const movesName = (log) => fileName(log).replace(/^game-/, "moves-");
 
+/** Who ended an abandoned game, in words (the server's abandon is named as such: SPEC §4.3), or null. */
+function abandonLine(t, ctx, view) {
+  const abandon = view.final.status === "abandoned" && (view.events || []).find((e) => e.type === "abandon");
+  if (!abandon) return null;
+  const server = abandon.reason === "timeout" ? "timeout" : "server";
+  const by = abandon.seat === null ? (view.seats.some((s) => s.type === "human") ? server : "operator")
+    : abandon.seat === ctx.seat && !ctx.named ? "me" : "other";
+  return t.t("end.abandonedBy", { by, name: abandon.seat === null ? "" : view.seats[abandon.seat].name });
+}
+
+const RESULT_PARTS = { upper: "end.upper", upper_bonus: "end.upperBonus", lower: "end.lower",
+  yahtzee_bonus: "end.yahtzeeBonus", total: "end.total" };
+
+/** The head and body of the result's table: a row per part of the totals (the Yahtzee bonus where the rules
+ * have one), a column per seat. */
+function resultTable(t, ctx, view) {
+  const parts = Object.keys(RESULT_PARTS).filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);
+  return [
+    h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", t.t("end.part"))), view.seats.map((s, i) => h("th", { scope: "col" }, seatLabel(ctx, i))))),
+    h("tbody", parts.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, t.t(RESULT_PARTS[p])),
+      view.final.totals.map((x) => h("td", t.number(x[p])))))),
+  ];
+}
+
 export class EndScreen extends Screen {
   async finishGame(view) {
     this.app.game.stopWatch();
@@ -94,7 +118,7 @@ export class EndScreen extends Screen {
   /** The optimal bot's table for this log, when one of its seats is that bot (tables.js), saying what is being
    * downloaded and how big it is while it comes. {tables, problem}, as tablesFor answers. */
   async tablesOf(text) {
-    let doc = null;
+    let doc;
     try {
       doc = JSON.parse(text);
     } catch {
@@ -118,37 +142,30 @@ export class EndScreen extends Screen {
     }
   }
 
+  /** The end of a game: its outcome, the totals in a line (and who ended an abandoned game), each seat's parts. */
   renderResult(view) {
     const t = this.t;
     const ctx = this.app.game.ctx();
-    const seat = ctx.seat;
-    const fin = view.final;
-    const result = outcomeOf(fin, seat, view.seats.length);
+    this.drawOutcome(t, ctx, view);
+    const sub = [];
+    if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(view.final.totals[i].total)}`).join(" · "));
+    if (this.st.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
+    const abandoned = abandonLine(t, ctx, view);
+    if (abandoned) sub.push(abandoned);
+    $("#result-sub").textContent = sub.join("\n");
+    $("#result-table").replaceChildren(...resultTable(t, ctx, view));
+    this.drawCoach(view);
+  }
+
+  /** The result's title: won, lost, a draw, or (several players on this device, or none) the winner by name. */
+  drawOutcome(t, ctx, view) {
+    const result = outcomeOf(view.final, ctx.seat, view.seats.length);
     // several players on this device, or none: the winner by name rather than "You win" or "You lose"
     if (ctx.named && ["won", "lost"].includes(result.outcome)) result.outcome = "other";
     const winner = result.winner !== undefined ? speaker(ctx, result.winner) : null;
     const winnerName = !winner ? "" : winner.who === "bot" ? t.t("end.winnerBot", { name: winner.name }) : winner.name;
     $("#result-title").textContent = t.t("end.title", { outcome: result.outcome, score: result.score, winner: winnerName });
     $("#result").dataset.outcome = result.outcome;
-    const sub = [];
-    if (view.seats.length > 1) sub.push(view.seats.map((s, i) => `${seatLabel(ctx, i)} ${t.number(fin.totals[i].total)}`).join(" · "));
-    if (this.st.newBest) sub.push(t.t("end.newBest", { rules: rulesName(t, ctx.rules, view.rules) }));
-    const abandon = fin.status === "abandoned" && (view.events || []).find((e) => e.type === "abandon");
-    if (abandon) { // who ended it: the server's abandon is named as such (SPEC §4.3)
-      const server = abandon.reason === "timeout" ? "timeout" : "server";
-      const by = abandon.seat === null ? (view.seats.some((s) => s.type === "human") ? server : "operator")
-        : abandon.seat === seat && !ctx.named ? "me" : "other";
-      sub.push(t.t("end.abandonedBy", { by, name: abandon.seat === null ? "" : view.seats[abandon.seat].name }));
-    }
-    $("#result-sub").textContent = sub.join("\n");
-    const parts = ["upper", "upper_bonus", "lower", "yahtzee_bonus", "total"]
-      .filter((p) => p !== "yahtzee_bonus" || ctx.rules.yahtzee_bonus);
-    const names = { upper: "end.upper", upper_bonus: "end.upperBonus", lower: "end.lower", yahtzee_bonus: "end.yahtzeeBonus", total: "end.total" };
-    $("#result-table").replaceChildren(
-      h("thead", h("tr", h("th", { scope: "col" }, h("span.sr", t.t("end.part"))), view.seats.map((s, i) => h("th", { scope: "col" }, seatLabel(ctx, i))))),
-      h("tbody", parts.map((p) => h("tr", { class: p === "total" ? "total" : "" }, h("th", { scope: "row" }, t.t(names[p])),
-        fin.totals.map((x) => h("td", t.number(x[p])))))));
-    this.drawCoach(view);
   }
 
   /** How to call seat `i` of a log: "You" for this browser's one seat of its own game, a bot by its name. */

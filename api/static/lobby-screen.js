@@ -47,13 +47,19 @@ export class LobbyScreen extends Screen {
     $("#speed").value = store.prefs().speed || "normal";
     if (!$("#client-seed").value) $("#client-seed").value = randomSeed();
     this.renderSeatEditor(keep ? lobbyChoices().rows : saved.rows);
-    if (this.st.session && this.st.header && !$("#lobby-table").hidden) this.app.session.renderTable($("#lobby-table"));
-    if (this.st.session && this.st.header && this.st.session.guest && !$("#join-card").hidden) this.renderInvitation();
+    this.renderGameBeingSetUp();
     this.syncLobby();
     this.renderRecords();
     this.renderUnfinished();
     // on a phone the seed and the house rule wait under "Advanced", so that Create is on the first screen
     if (!keep) $("#advanced").open = matchMedia("(min-width: 901px)").matches;
+  }
+
+  /** The game being set up, where its card is shown: the table of seats, or the invitation a guest opened. */
+  renderGameBeingSetUp() {
+    if (!this.st.session || !this.st.header) return;
+    if (!$("#lobby-table").hidden) this.app.session.renderTable($("#lobby-table"));
+    if (this.st.session.guest && !$("#join-card").hidden) this.renderInvitation();
   }
 
   /** This browser's unfinished games, to resume or abandon (`quota`: a new game was refused for them). */

@@ -12,6 +12,7 @@ const SHOWN_PER_CHECK = 3;
 const LONGEST_VALUE = 200; // characters of a value shown in a failure (the log has it whole)
 
 /** Characters that do not show, or show as something else: a string holding one is shown as JSON. */
+// eslint-disable-next-line no-control-regex -- the control characters are what this pattern looks for
 const UNSEEN = /^$|^\s|\s$|[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/;
 
 /** Whether a string shown bare could be taken for another value: "", "1", "null", "[]", " x", "a\u200bb". */
@@ -142,24 +143,27 @@ export function renderNotLog({ t, box, summaryEl, host, notLog }) {
 export function renderReport({ t, box, summaryEl, host, report, names, rules }) {
   host.dataset.verdict = report.ok === true ? "pass" : report.ok === false ? "fail" : "partial";
   summaryEl.textContent = summaryText(t, report);
-  const log = report.document;
   const checks = h("ul.checks", report.checks.map((c) => h("li", { "data-check": c.id, class: c.ok === false ? "bad" : "" }, tick(t, c.ok),
     h("span", h("strong", checkName(t, c.id)), h("span.detail", checkDetail(t, c, report, names))))));
   const seeds = h("dl.seeds", h("dt", t.t("verify.clientSeeds", { count: report.clientSeeds.length })),
     h("dd", report.clientSeeds.map((s) => h("code", s))));
+  const rolloff = report.rolloff.length ? rolloffBox(t, report.rolloff, names) : null;
+  const good = report.rolls.filter((r) => r.ok).length;
+  // the list scrolls inside its own box: a keyboard reaches it (tabindex) and a screen reader names it
+  const scroller = h("div.rolls-scroll", { tabindex: "0", role: "region", "aria-label": t.t("verify.rollsRegion"), "data-testid": "rolls" },
+    rollsList(t, report, names, rules));
+  box.replaceChildren(...[checks, seeds, rolloff].filter(Boolean), h("details.rolls-box", { open: true },
+    h("summary", t.t("verify.rolls", { good, count: report.rolls.length })), scroller));
+}
 
+/** Every turn's rolls and score, a turn marked bad when one of them failed (each with its first failure). */
+function rollsList(t, report, names, rules) {
   const firstFailure = new Map();
   for (const f of report.failures) if (f.event !== null && !firstFailure.has(f.event)) firstFailure.set(f.event, failureText(t, f));
   const scores = new Map();
-  log.events.forEach((e, i) => { if (e && e.type === "score") scores.set(`${e.seat}:${e.turn}`, { ...e, index: i }); });
-  const groups = new Map();
-  for (const r of report.rolls) {
-    const k = `${r.seat}:${r.turn}`;
-    if (!groups.has(k)) groups.set(k, []);
-    groups.get(k).push(r);
-  }
+  report.document.events.forEach((e, i) => { if (e && e.type === "score") scores.set(`${e.seat}:${e.turn}`, { ...e, index: i }); });
   const list = h("ol.rolls");
-  for (const [k, rolls] of groups) {
+  for (const [k, rolls] of rollsByTurn(report.rolls)) {
     const [seat, turn] = k.split(":").map(Number);
     const sc = scores.get(k);
     const scoreBad = sc && firstFailure.has(sc.index);
@@ -170,15 +174,26 @@ export function renderReport({ t, box, summaryEl, host, report, names, rules }) 
       sc ? h("span.scored", { title: scoreBad ? firstFailure.get(sc.index) : "" },
         `${boxLabel(t, rules, sc.category)} ${t.number(sc.points)}`, scoreBad ? [" ", tick(t, false)] : null) : null));
   }
-  const manyRounds = report.rolloff.some((x) => x.round > 1);
-  const rolloff = report.rolloff.length ? h("div.rolloff", h("strong", t.t("verify.rolloff")),
-    h("ul", report.rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },
+  return list;
+}
+
+/** The rolls grouped by "seat:turn", in the order of their first roll. */
+function rollsByTurn(rolls) {
+  const groups = new Map();
+  for (const r of rolls) {
+    const k = `${r.seat}:${r.turn}`;
+    if (!groups.has(k)) groups.set(k, []);
+    groups.get(k).push(r);
+  }
+  return groups;
+}
+
+/** The roll-off for the first seat: each seat's dice and sum (with its round when it took several). */
+function rolloffBox(t, rolloff, names) {
+  const manyRounds = rolloff.some((x) => x.round > 1);
+  return h("div.rolloff", h("strong", t.t("verify.rolloff")),
+    h("ul", rolloff.map((r) => h("li.roll", { class: r.ok ? "ok" : "bad" },
       h("span.who", manyRounds ? t.t("verify.rolloffRound", { round: r.round, who: names(r.seat) }) : names(r.seat)),
       miniDice({ dice: r.dice || [], hold: [] }),
-      h("span.muted", `= ${t.number((r.dice || []).reduce((a, b) => a + b, 0))}`), tick(t, r.ok))))) : null;
-  const good = report.rolls.filter((r) => r.ok).length;
-  // the list scrolls inside its own box: a keyboard reaches it (tabindex) and a screen reader names it
-  const scroller = h("div.rolls-scroll", { tabindex: "0", role: "region", "aria-label": t.t("verify.rollsRegion"), "data-testid": "rolls" }, list);
-  box.replaceChildren(...[checks, seeds, rolloff].filter(Boolean), h("details.rolls-box", { open: true },
-    h("summary", t.t("verify.rolls", { good, count: report.rolls.length })), scroller));
+      h("span.muted", `= ${t.number((r.dice || []).reduce((a, b) => a + b, 0))}`), tick(t, r.ok)))));
 }

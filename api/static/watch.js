@@ -45,7 +45,7 @@ export function watchGame(gameId, { since, onMoves, onError = () => {}, interval
   }
   async function ask() {
     if (stopped) return;
-    let wait = RETRY_MS;
+    let wait;
     try {
       const n = since();
       const news = await fetchNews(n);

@@ -39,6 +39,30 @@ export function newGame(doc) {
   };
 }
 
+/** Fills box `cat` of the seat to play with `pts` and adds its bonuses to the seat's totals (the Yahtzee bonus
+ * judged on the card before this box). Returns [Yahtzee bonus, upper bonus]. */
+function fillBox(g, cat, pts) {
+  const cur = g.cur;
+  const boxes = g.boxes[cur];
+  const yb = yahtzeeBonus(g.rules, boxes, g.dice);
+  const ub = upperBonus(g.rules, g.upper[cur], cat, pts);
+  boxes.set(cat, pts);
+  if (isUpper(cat)) g.upper[cur] += pts;
+  g.bonus[cur][0] += ub;
+  g.bonus[cur][1] += yb;
+  g.total[cur] += pts + ub + yb;
+  return [yb, ub];
+}
+
+/** After a score: the next seat's turn, or the game over once every box of every seat is filled. */
+function endTurn(g) {
+  g.rolls = 0;
+  g.filled[g.cur] += 1;
+  g.nScores += 1;
+  if (g.nScores === g.nBoxes) g.phase = "over";
+  else g.cur = (g.cur + 1) % g.n;
+}
+
 /** Replays `doc`'s events into the game `g` (newGame), writing every verdict into `checks` and what the page
  * shows into `view`. `hmac` is the revealed seed's key, or null (then the logged dice are taken); `witness`, the
  * player's move receipts that an abandon in the player's name no signature covers must be among (players.js), or null. */
@@ -107,41 +131,37 @@ export class EventReplay {
 
   async onScore(i, ev, g) {
     if (!sameKeys(ev, eventNames(g, "score", ev)) || !isInt(ev.seat) || !isInt(ev.turn)) eventFormat(this.checks, i, ev, g);
-    const entry = { index: i, seat: ev.seat, turn: ev.turn, category: ev.category, points: ev.points, ok: false, detail: "" };
-    this.view.scores.push(entry);
+    this.view.scores.push({ index: i, seat: ev.seat, turn: ev.turn, category: ev.category, points: ev.points, ok: false, detail: "" });
     if (ev.seat !== g.cur || ev.turn !== g.filled[g.cur] + 1 || g.rolls === 0 || g.isBot[g.cur]) await this.checkMove(i, ev, g);
-    // score.category: a box of the rule set, open, and legal for these dice
-    const cur = g.cur;
-    const boxes = g.boxes[cur];
+    const [pts, joker] = this.checkCategory(i, ev, g);
+    const [yb, ub] = fillBox(g, ev.category, pts);
+    this.checkPoints(i, ev, g, [pts, joker, yb, ub, g.total[g.cur]]);
+    endTurn(g);
+  }
+
+  /** score.category: a box of the rule set, open, and legal for these dice. Returns [points, joker] of filling it
+   * (stops the replay otherwise: there is no true score to go on with). */
+  checkCategory(i, ev, g) {
+    const boxes = g.boxes[g.cur];
     const cat = ev.category;
     if (!isStr(cat)) eventFormat(this.checks, i, ev, g);
     if (!boxes.has(cat)) this.checks.stop("score.category", i, "category", said("category_of_rules", { rules: g.rules }), cat);
     if (boxes.get(cat) !== null) this.checks.stop("score.category", i, "category", said("an_open_box"), said("already_filled", { category: cat }));
     const scored = scoreOnCard(g.rules, boxes, g.dice, cat, g.upperFirst);
     if (!scored) this.checks.stop("score.category", i, "category", said("one_of", { values: [...legalBoxes(g.rules, boxes, g.dice, g.upperFirst).keys()] }), cat);
-    // score.points: points, joker, Yahtzee bonus, upper bonus and running total
-    const [pts, joker] = scored;
-    const yb = yahtzeeBonus(g.rules, boxes, g.dice);
-    const ub = upperBonus(g.rules, g.upper[cur], cat, pts);
-    boxes.set(cat, pts);
-    if (isUpper(cat)) g.upper[cur] += pts;
-    g.bonus[cur][0] += ub;
-    g.bonus[cur][1] += yb;
-    g.total[cur] += pts + ub + yb;
-    const mine = [pts, joker, yb, ub, g.total[cur]];
+    return scored;
+  }
+
+  /** score.points: the logged points, joker, Yahtzee bonus, upper bonus and running total against `mine`, the
+   * replay's (in SCORE_FIELDS' order). */
+  checkPoints(i, ev, g, mine) {
     const found = SCORE_FIELDS.map((k) => ev[k]);
     const typed = isInt(found[0]) && isBool(found[1]) && isInt(found[2]) && isInt(found[3]) && isInt(found[4]);
-    if (!typed || mine.some((m, k) => m !== found[k])) {
-      eventFormat(this.checks, i, ev, g); // first: are these the right JSON types?
-      SCORE_FIELDS.forEach((name, k) => {
-        if (mine[k] !== found[k]) this.checks.fail("score.points", i, name, mine[k], found[k]);
-      });
-    }
-    g.rolls = 0;
-    g.filled[cur] += 1;
-    g.nScores += 1;
-    if (g.nScores === g.nBoxes) g.phase = "over";
-    else g.cur = (cur + 1) % g.n;
+    if (typed && mine.every((m, k) => m === found[k])) return;
+    eventFormat(this.checks, i, ev, g); // first: are these the right JSON types?
+    SCORE_FIELDS.forEach((name, k) => {
+      if (mine[k] !== found[k]) this.checks.fail("score.points", i, name, mine[k], found[k]);
+    });
   }
 
   async onOtherEvent(i, ev, kind, g) {
@@ -152,27 +172,34 @@ export class EventReplay {
     if (g.phase === "seeds" && g.seeds.size === g.senders.length && kind !== "start" && kind !== "client_seed") {
       this.checks.stop("turn.order", i, "type", said("start_after_seeds"), kind);
     }
-    if (kind === "client_seed_commit") {
-      if (g.phase !== "seeds" || g.seeds.size) this.checks.stop("client_seed.commit", i, "type", said("commitments_before_seeds"), kind);
-      this.onCommitment(i, ev, g);
-    } else if (kind === "client_seed") await this.onClientSeed(i, ev, g);
-    else if (kind === "start") {
-      if (g.phase !== "seeds") this.checks.stop("turn.order", i, "type", said("roll_or_score"), kind);
-      const missing = g.senders.filter((s) => !g.seeds.has(s));
-      if (missing.length) this.checks.fail("client_seed.valid", i, "type", said("seeds_first", { seats: missing }), kind);
-      const clientSeeds = g.senders.filter((s) => g.seeds.has(s)).map((s) => g.seeds.get(s)); // in seat order (§2.2)
-      this.view.clientSeeds = clientSeeds;
-      if (this.hmac) g.derive = new Deriver(this.hmac, g.h.game_id, clientSeeds);
-      g.cur = await this.checkStart(i, ev, g.h.first, g.derive);
-      g.phase = "play";
-    } else if (kind === "abandon") {
-      if (g.version >= 2) this.checkAbandon(i, ev, g.humans, g.phase === "play" ? g.cur : null);
-      if (this.witness && this.witness.unacknowledged(i, ev)) {
-        this.checks.fail("game.abandon", i, "seat", said("receipt_of_abandon"), said("no_receipt_of_abandon"));
-      }
-      this.view.abandon = { seat: ev.seat, reason: has(ev, "reason") ? ev.reason : null };
-      g.phase = "abandoned";
-    } else this.checks.stop("turn.order", i, "type", said("start_before_moves"), kind); // a roll or a score before play began
+    if (kind === "client_seed_commit") this.onCommitment(i, ev, g);
+    else if (kind === "client_seed") await this.onClientSeed(i, ev, g);
+    else if (kind === "start") await this.onStart(i, ev, g);
+    else if (kind === "abandon") this.onAbandon(i, ev, g);
+    else this.checks.stop("turn.order", i, "type", said("start_before_moves"), kind); // a roll or a score before play began
+  }
+
+  /** The start: every seat that sends a seed has sent it; the dice stream is keyed from the seeds; start.first. */
+  async onStart(i, ev, g) {
+    if (g.phase !== "seeds") this.checks.stop("turn.order", i, "type", said("roll_or_score"), "start");
+    const missing = g.senders.filter((s) => !g.seeds.has(s));
+    if (missing.length) this.checks.fail("client_seed.valid", i, "type", said("seeds_first", { seats: missing }), "start");
+    const clientSeeds = g.senders.filter((s) => g.seeds.has(s)).map((s) => g.seeds.get(s)); // in seat order (§2.2)
+    this.view.clientSeeds = clientSeeds;
+    if (this.hmac) g.derive = new Deriver(this.hmac, g.h.game_id, clientSeeds);
+    g.cur = await this.checkStart(i, ev, g.h.first, g.derive);
+    g.phase = "play";
+  }
+
+  /** An abandon: game.abandon (version 2 on: who may, and why; an abandon in the player's name among her move
+   * receipts when no signature of hers covers it). */
+  onAbandon(i, ev, g) {
+    if (g.version >= 2) this.checkAbandon(i, ev, g.humans, g.phase === "play" ? g.cur : null);
+    if (this.witness && this.witness.unacknowledged(i, ev)) {
+      this.checks.fail("game.abandon", i, "seat", said("receipt_of_abandon"), said("no_receipt_of_abandon"));
+    }
+    this.view.abandon = { seat: ev.seat, reason: has(ev, "reason") ? ev.reason : null };
+    g.phase = "abandoned";
   }
 
   async onClientSeed(i, ev, g) {
@@ -193,6 +220,7 @@ export class EventReplay {
 
   // -- client_seed.commit (version 2, two or more human seats): each human seat commits once, then every seat reveals
   onCommitment(i, ev, g) {
+    if (g.phase !== "seeds" || g.seeds.size) this.checks.stop("client_seed.commit", i, "type", said("commitments_before_seeds"), ev.type);
     const s = ev.seat;
     if (!g.humans.includes(s)) this.checks.stop("client_seed.commit", i, "seat", said("a_human_seat", { seats: g.humans }), s);
     if (g.commitments.has(s)) this.checks.stop("client_seed.commit", i, "seat", said("one_commitment_per_seat"), s);

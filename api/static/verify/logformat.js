@@ -98,34 +98,30 @@ export function eventNames(g, kind, ev) {
 }
 export const SCORE_FIELDS = ["points", "joker", "yahtzee_bonus", "upper_bonus", "total"];
 
+const isSeatOf = (v, n) => isInt(v) && v >= 0 && v < n;
+const isRolloff = (v) => Array.isArray(v) && v.every((rnd) => Array.isArray(rnd) && rnd.every((e) =>
+  isObject(e) && sameKeys(e, ["seat", "dice"]) && isInt(e.seat) && isDice(e.dice)));
+// name -> test(value, kind of the event, number of seats) of a field of an event (SPEC §5.3); a field not named
+// here (client_seed, category, reason) is a string
+const EVENT_FIELD_TESTS = {
+  // an abandon's seat is the timeout's null or a seat; a client seed's may be the operator's null
+  seat: (v, kind, n) => (kind === "abandon" ? v === null || isSeatOf(v, n) : isInt(v) || (v === null && kind === "client_seed")),
+  turn: isInt, roll: isInt, points: isInt, yahtzee_bonus: isInt, upper_bonus: isInt, total: isInt,
+  first: (v, kind, n) => isSeatOf(v, n),
+  hold: (v) => Array.isArray(v) && v.every(isInt),
+  dice: isDice,
+  joker: isBool,
+  commitment: (v) => isHex(v, 64),
+  salt: (v) => isHex(v, 64),
+  player_key: (v) => v === null || isHex(v, 64),
+  player_signature: (v) => v === null || isHex(v, 128),
+  rolloff: isRolloff,
+};
+
 /** Is `v` a good value of field `name` of an event of `kind` (SPEC §5.3) in a game of `n` seats? */
 function eventFieldOk(kind, name, v, n) {
-  switch (name) {
-    case "seat":
-      if (kind === "abandon") return v === null || (isInt(v) && v >= 0 && v < n);
-      return isInt(v) || (v === null && kind === "client_seed");
-    case "turn": case "roll": case "points": case "yahtzee_bonus": case "upper_bonus": case "total":
-      return isInt(v);
-    case "first":
-      return isInt(v) && v >= 0 && v < n;
-    case "hold":
-      return Array.isArray(v) && v.every(isInt);
-    case "dice":
-      return isDice(v);
-    case "joker":
-      return isBool(v);
-    case "commitment": case "salt":
-      return isHex(v, 64);
-    case "player_key":
-      return v === null || isHex(v, 64);
-    case "player_signature":
-      return v === null || isHex(v, 128);
-    case "rolloff":
-      return Array.isArray(v) && v.every((rnd) => Array.isArray(rnd) && rnd.every((e) =>
-        isObject(e) && sameKeys(e, ["seat", "dice"]) && isInt(e.seat) && isDice(e.dice)));
-    default: // client_seed, category, reason
-      return isStr(v);
-  }
+  const test = has(EVENT_FIELD_TESTS, name) ? EVENT_FIELD_TESTS[name] : isStr;
+  return test(v, kind, n);
 }
 
 /** log.format for the document's own fields: a log that fails here has nothing to replay (Stop). */

@@ -14,9 +14,17 @@ const RECEIPT_OPTIONAL = ["format", "version", "header", "commitment_signature",
 const RECEIPT_V2 = ["log_version", "player_key"]; // exactly in a receipt of version 2
 const LOG_VERSIONS = [1, 2, 3];
 
-/** The first reason why `r` is no usable receipt (SPEC §5.5), or null. */
+/** The first reason why `r` is no usable receipt (SPEC §5.5), or null: its fields, version 2's, their values,
+ * then the signed header it may hold and the commitment signature over that header. */
 async function receiptProblem(r) {
   if (!isObject(r)) return "a receipt is a JSON object";
+  const problem = fieldsProblem(r) || versionTwoProblem(r) || valuesProblem(r) || headerProblem(r);
+  if (problem) return problem;
+  return given(r, "header") && given(r, "commitment_signature") ? signatureProblem(r) : null;
+}
+
+/** The required fields, the format and version, no field the version does not have, and version 2's own two. */
+function fieldsProblem(r) {
   const missing = RECEIPT_REQUIRED.find((k) => !has(r, k));
   if (missing) return `${missing}: missing`;
   if ((has(r, "format") && r.format !== "fairdice-receipt") || (has(r, "version") && r.version !== 1 && r.version !== 2)) {
@@ -28,9 +36,20 @@ async function receiptProblem(r) {
   if (extra !== undefined) return `${extra}: no such field in a receipt of version ${v2 ? 2 : 1}`;
   const absent = v2 ? RECEIPT_V2.find((k) => !has(r, k)) : undefined;
   if (absent) return `${absent}: missing (a receipt of version 2 has it)`;
-  if (v2 && !LOG_VERSIONS.includes(r.log_version)) return "log_version: expected 1, 2 or 3";
-  if (v2 && r.player_key !== null && !isHex(r.player_key, 64)) return "player_key: expected 64 lowercase hex digits, or null";
-  if (v2 && r.player_key !== null && r.log_version < 3) return `player_key: a game of log version ${r.log_version} has no players' keys (null)`;
+  return null;
+}
+
+/** Version 2's log version and player key (a key only in a game of log version 3: older games have none). */
+function versionTwoProblem(r) {
+  if (r.version !== 2) return null;
+  if (!LOG_VERSIONS.includes(r.log_version)) return "log_version: expected 1, 2 or 3";
+  if (r.player_key !== null && !isHex(r.player_key, 64)) return "player_key: expected 64 lowercase hex digits, or null";
+  if (r.player_key !== null && r.log_version < 3) return `player_key: a game of log version ${r.log_version} has no players' keys (null)`;
+  return null;
+}
+
+/** The values of the fields every receipt has, and of the keys and signature it may have. */
+function valuesProblem(r) {
   if (!isStr(r.game_id) || !r.game_id) return "game_id: expected a non-empty string";
   if (r.seat !== null && !(isInt(r.seat) && r.seat >= 0)) return "seat: expected a seat index, or null for the operator of a game without humans";
   if (!isHex(r.commitment, 64)) return "commitment: expected 64 lowercase hex digits";
@@ -38,16 +57,25 @@ async function receiptProblem(r) {
   for (const [name, n] of [["public_key", 64], ["commitment_signature", 128]]) {
     if (given(r, name) && !isHex(r[name], n)) return `${name}: expected ${n} lowercase hex digits`;
   }
+  return null;
+}
+
+/** The signed header a receipt may hold: an object that agrees with the receipt's own game, commitment and key. */
+function headerProblem(r) {
   if (!given(r, "header")) return null;
   const header = r.header;
   if (!isObject(header)) return "header: expected the signed header, an object";
   for (const name of ["game_id", "commitment", "public_key"]) {
     if (has(header, name) && given(r, name) && !sameJSON(header[name], r[name])) return `header.${name}: differs from the receipt's own ${name}`;
   }
-  if (!given(r, "commitment_signature")) return null;
-  const key = r.public_key || header.public_key;
+  return null;
+}
+
+/** The commitment signature over the receipt's header, by the receipt's key (else the header's). */
+async function signatureProblem(r) {
+  const key = r.public_key || r.header.public_key;
   if (!isHex(key, 64)) return "commitment_signature: no public key to check it with";
-  const valid = await ed25519Verify(key, r.commitment_signature, enc.encode(canonicalJSON(header)));
+  const valid = await ed25519Verify(key, r.commitment_signature, enc.encode(canonicalJSON(r.header)));
   return valid === false ? "commitment_signature: not a valid signature of the receipt's header by its key" : null;
 }
 

@@ -6,39 +6,55 @@ import { isObject } from "./json.js";
 
 /** What a check that passed showed, in English (or why it was not checked here). */
 function passDetail(v, id) {
-  const view = v.view;
+  const details = { ...PASS_DETAILS, ...seedsAndEndDetails(v), ...movesDetails(v) };
+  return v.checks.notes[id] || details[id];
+}
+
+/** The detail lines of the checks that pass with nothing to count. */
+const PASS_DETAILS = {
+  "log.format": "the fields and types of SPEC §5",
+  "sig.commitment": "the header (commitment, rules, seats, bots) was signed before any client seed",
+  "sig.final": "the whole log is signed",
+  "seed.commitment": "SHA-256(server seed) equals the commitment",
+  "turn.order": "every roll and box belongs to the seat and turn whose move it was",
+  "roll.count": "one to three rolls a turn, numbered 1, 2, 3; every box after a roll",
+  "roll.hold": "every hold names valid positions, none on a first roll",
+  "score.category": "every box was open and legal for its dice (joker and house rule included)",
+  "final.totals": "every part of every seat's totals recomputes",
+  "final.winner": "the winner and the draw recompute",
+  "receipt.match": "the log is the game of your receipt: game id, commitment and your client seed",
+};
+
+/** The detail lines of the seeds, the start and the end of the game, and of the receipts and signatures. */
+function seedsAndEndDetails(v) {
   const g = v.game;
   const first = v.doc.events.find((e) => isObject(e) && e.type === "start");
-  const details = {
-    "log.format": "the fields and types of SPEC §5",
-    "sig.commitment": "the header (commitment, rules, seats, bots) was signed before any client seed",
-    "sig.final": "the whole log is signed",
+  return {
     "seed.revealed": `server seed ${v.doc.final && v.doc.final.server_seed}`,
-    "seed.commitment": "SHA-256(server seed) equals the commitment",
-    "client_seed.valid": `${view.clientSeeds.length} client seed(s), each valid, before the start`,
+    "client_seed.valid": `${v.view.clientSeeds.length} client seed(s), each valid, before the start`,
     "start.first": g && g.h.first === "random" ? `the roll-off re-derives: seat ${first && first.first} plays first`
       : `seat ${first && first.first} plays first, as the header promised`,
-    "turn.order": "every roll and box belongs to the seat and turn whose move it was",
-    "roll.count": "one to three rolls a turn, numbered 1, 2, 3; every box after a roll",
-    "roll.hold": "every hold names valid positions, none on a first roll",
-    "roll.dice": `${g && g.nRolls} of ${g && g.nRolls} rolls re-derive from the seeds`,
-    "score.category": "every box was open and legal for its dice (joker and house rule included)",
-    "score.points": `${g && g.nScores} boxes re-score from their dice (bonuses and totals too)`,
     "game.complete": v.info.status === "abandoned" ? "the game ends with its abandon event" : "every box of every seat is filled",
-    "final.totals": "every part of every seat's totals recomputes",
-    "final.winner": "the winner and the draw recompute",
-    "bot.identity": g && g.isBot.some(Boolean) ? "every bot is a published policy (id, version and hash)" : "no bot in this game",
-    "bot.decision": `${view.botDecisions} bot decisions are the policy's own` + (view.botsReplayed.optimal
-      ? ` (${view.botsReplayed.optimal} of the optimal bot, replayed from its table)` : ""),
-    "receipt.match": "the log is the game of your receipt: game id, commitment and your client seed",
     "client_seed.commit": `${g && g.commitments.size} commitments, one per human seat before any reveal, each opened by its `
       + "client seed and salt",
-    "game.abandon": abandonDetail(view.abandon, v.doc.header),
+    "game.abandon": abandonDetail(v.view.abandon, v.doc.header),
     "receipt.chain": `${v.moveReceipts && v.moveReceipts.length} move receipts: each signed by the server, each the `
       + "history of this log up to its event count",
     "player.signature": signedDetail(v.seatKeys),
   };
-  return v.checks.notes[id] || details[id];
+}
+
+/** The detail lines of the moves replayed: rolls, boxes and the bots' decisions, counted. */
+function movesDetails(v) {
+  const g = v.game;
+  const view = v.view;
+  return {
+    "roll.dice": `${g && g.nRolls} of ${g && g.nRolls} rolls re-derive from the seeds`,
+    "score.points": `${g && g.nScores} boxes re-score from their dice (bonuses and totals too)`,
+    "bot.identity": g && g.isBot.some(Boolean) ? "every bot is a published policy (id, version and hash)" : "no bot in this game",
+    "bot.decision": `${view.botDecisions} bot decisions are the policy's own` + (view.botsReplayed.optimal
+      ? ` (${view.botsReplayed.optimal} of the optimal bot, replayed from its table)` : ""),
+  };
 }
 
 /** The report's checks: every check that says something, in the order of CHECKS, with its detail line. */

@@ -95,13 +95,19 @@ export function scoreOnCard(rules, boxes, dice, category, upperFirst, points = n
   const lowerClosed = upperFirst && UPPER.some((c) => boxes.get(c) === null);
   if (lowerClosed && !isUpper(category)) return null;
   if (rules === "classic13" && boxes.get("yahtzee") !== null && dice.every((d) => d === dice[0])) {
-    const faceBox = UPPER[dice[0] - 1];
-    if (boxes.get(faceBox) === null) return category === faceBox ? [5 * dice[0], false] : null;
-    if (!isUpper(category)) return [has(JOKER_POINTS, category) ? JOKER_POINTS[category] : sumOf(dice), true];
-    const lowerOpen = !lowerClosed && CATEGORIES[rules].some((c) => !isUpper(c) && boxes.get(c) === null);
-    return lowerOpen ? null : [0, false];
+    return jokerScore(rules, boxes, dice, category, lowerClosed);
   }
   return [(points || handPoints(rules, dice)).get(category), false];
+}
+
+/** classic13's forced joker (§3.3), for a Yahtzee whose Yahtzee box is filled: its face's upper box while that is
+ * open; else any lower box, at the joker's points; an upper box (for 0) only when no lower box is open. */
+function jokerScore(rules, boxes, dice, category, lowerClosed) {
+  const faceBox = UPPER[dice[0] - 1];
+  if (boxes.get(faceBox) === null) return category === faceBox ? [5 * dice[0], false] : null;
+  if (!isUpper(category)) return [has(JOKER_POINTS, category) ? JOKER_POINTS[category] : sumOf(dice), true];
+  const lowerOpen = !lowerClosed && CATEGORIES[rules].some((c) => !isUpper(c) && boxes.get(c) === null);
+  return lowerOpen ? null : [0, false];
 }
 
 /** Every box the dice may legally go into now, in table order: Map category -> [points, joker]. */

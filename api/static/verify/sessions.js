@@ -43,37 +43,64 @@ function number(text, i) {
 /** {count, sides, keepMode, keep, modifier} of a valid notation (SPEC §10.4), else its refusal code. */
 export function parseNotation(text) {
   if (!isStr(text) || text.length > 32) return "dice_syntax";
+  const spec = scanNotation(text);
+  return typeof spec === "string" ? spec : rangeRefusal(spec) || spec;
+}
+
+/** The parts of "[N]dM[khK|klK][+X|-X]" as written, or the refusal of the first part that is not well written:
+ * dice_syntax, or dice_modifier for a modifier outside 1..100000. */
+function scanNotation(text) {
+  const dice = scanDice(text);
+  if (dice === null) return "dice_syntax";
+  const [count, sides, afterDice] = dice;
+  const kept = scanKeep(text, afterDice);
+  if (kept === null) return "dice_syntax";
+  const [keepMode, keep, afterKeep] = kept;
+  const signed = scanModifier(text, afterKeep);
+  if (typeof signed === "string") return signed;
+  const [modifier, end] = signed;
+  if (end !== text.length) return "dice_syntax";
+  return { count, sides, keepMode, keep, modifier };
+}
+
+/** "NdM" at the start (N left out: one die): [count, sides, the index after it], or null. */
+function scanDice(text) {
   let i = 0;
   let count = 1;
   if (text[0] !== "d") {
     [count, i] = number(text, 0);
-    if (count === null) return "dice_syntax";
+    if (count === null) return null;
   }
-  if (text[i] !== "d") return "dice_syntax";
-  let sides;
-  [sides, i] = number(text, i + 1);
-  if (sides === null) return "dice_syntax";
-  let keepMode = null;
-  let keep = null;
+  if (text[i] !== "d") return null;
+  const [sides, after] = number(text, i + 1);
+  return sides === null ? null : [count, sides, after];
+}
+
+/** "khK" or "klK" at text[i..]: [mode, K, the index after it]; [null, null, i] when there is none; null when K is
+ * not a number. */
+function scanKeep(text, i) {
   const mode = text.slice(i, i + 2);
-  if (mode === "kh" || mode === "kl") {
-    keepMode = mode;
-    [keep, i] = number(text, i + 2);
-    if (keep === null) return "dice_syntax";
-  }
-  let modifier = 0;
-  if (text[i] === "+" || text[i] === "-") {
-    const sign = text[i];
-    [modifier, i] = number(text, i + 1);
-    if (modifier === null) return "dice_syntax";
-    if (modifier < 1 || modifier > 100000) return "dice_modifier";
-    if (sign === "-") modifier = -modifier;
-  }
-  if (i !== text.length) return "dice_syntax";
+  if (mode !== "kh" && mode !== "kl") return [null, null, i];
+  const [keep, after] = number(text, i + 2);
+  return keep === null ? null : [mode, keep, after];
+}
+
+/** "+X" or "-X" at text[i..]: [the signed modifier, the index after it]; [0, i] when there is none; else the
+ * refusal code. */
+function scanModifier(text, i) {
+  if (text[i] !== "+" && text[i] !== "-") return [0, i];
+  const [size, after] = number(text, i + 1);
+  if (size === null) return "dice_syntax";
+  if (size < 1 || size > 100000) return "dice_modifier";
+  return [text[i] === "-" ? -size : size, after];
+}
+
+/** The refusal of the first well-written part outside its range (SPEC §10.4), or null. */
+function rangeRefusal({ count, sides, keep }) {
   if (count < 1 || count > 100) return "dice_count";
   if (sides < 2 || sides > 1000) return "dice_sides";
   if (keep !== null && (keep < 1 || keep > count)) return "dice_keep";
-  return { count, sides, keepMode, keep, modifier };
+  return null;
 }
 
 /** msg("session-roll", nonce, index) of SPEC §10.4. */
@@ -198,114 +225,64 @@ const signed = async (key, sig, data) => (key === null || !isHex(sig, 128) ? fal
 export async function verifySessionLog(doc, options = {}) {
   const ck = new SessionChecks();
   const result = { sessionId: null, status: null, notes: [], trusted: false, unverifiable: false };
-  try {
-    if (!isSessionLog(doc)) ck.stop("session.format", null, "format", SESSION_FORMAT, isObject(doc) ? doc.format : doc);
-    checkFormat(ck, doc);
-  } catch (err) {
-    if (!(err instanceof Stop)) throw err;
-    return { ...result, ok: false, checks: ck.checks, failures: ck.failures };
-  }
+  if (!formatHolds(ck, doc)) return { ...result, ok: false, checks: ck.checks, failures: ck.failures };
   const h = doc.header;
   result.sessionId = h.session_id;
   const digests = await chainOf(h, doc.events);
   const trusted = (options.trustedKeys || []).map((k) => k.toLowerCase());
   result.trusted = trusted.length > 0;
-  const keyId = (await sha256Hex(hexToBytes(h.public_key))).slice(0, 16);
-  ck.expect("session.key", null, "header.key_id", keyId, h.key_id);
-  if (result.trusted && !trusted.includes(h.public_key)) {
-    ck.fail("session.key", null, "header.public_key", trusted.join(" or "), h.public_key);
-  }
-  ck.passed("session.key");
-  const key = result.trusted ? (trusted.includes(h.public_key) && keyId === h.key_id ? h.public_key : null)
-    : (keyId === h.key_id ? h.public_key : null);
-  const note = (ok) => {
+  const key = await checkSessionKey(ck, h, trusted);
+  const note = (ok) => { // a signature this browser could not check (no Ed25519) is said, not failed
     if (ok === null) result.unverifiable = true;
     return ok !== false;
   };
+  await checkSessionSignatures(ck, doc, key, note);
+  await checkEvents(ck, doc, digests, options.appKey || null, result, note);
+  await checkReceipts(ck, doc, digests, options.receipts || [], key, result, note);
+  return { ...result, ok: ck.failures.length === 0, checks: ck.checks, failures: ck.failures };
+}
+
+/** session.format, which stops everything: whether the log holds to it. */
+function formatHolds(ck, doc) {
+  try {
+    if (!isSessionLog(doc)) ck.stop("session.format", null, "format", SESSION_FORMAT, isObject(doc) ? doc.format : doc);
+    checkFormat(ck, doc);
+    return true;
+  } catch (err) {
+    if (!(err instanceof Stop)) throw err;
+    return false;
+  }
+}
+
+/** session.key: the header's key id is its key's, and its key one of `trusted` (when any are given). Returns the
+ * key the signatures are checked with: the header's when both hold, else null (then no signature is valid). */
+async function checkSessionKey(ck, h, trusted) {
+  const keyId = (await sha256Hex(hexToBytes(h.public_key))).slice(0, 16);
+  ck.expect("session.key", null, "header.key_id", keyId, h.key_id);
+  const isTrusted = trusted.length === 0 || trusted.includes(h.public_key);
+  if (!isTrusted) ck.fail("session.key", null, "header.public_key", trusted.join(" or "), h.public_key);
+  ck.passed("session.key");
+  return isTrusted && keyId === h.key_id ? h.public_key : null;
+}
+
+/** session.signature: the commitment signature over the header and the signature over the whole log, by `key`. */
+async function checkSessionSignatures(ck, doc, key, note) {
   const unsignedDoc = Object.fromEntries(Object.entries(doc).filter(([k]) => k !== "signature"));
-  for (const [name, data] of [["commitment_signature", canonicalJSON(h)], ["signature", canonicalJSON(unsignedDoc)]]) {
+  for (const [name, data] of [["commitment_signature", canonicalJSON(doc.header)], ["signature", canonicalJSON(unsignedDoc)]]) {
     if (!has(doc, name)) ck.fail("session.signature", null, name, "present", "missing");
     else if (!note(await signed(key, doc[name], enc.encode(data)))) {
       ck.fail("session.signature", null, name, "a valid signature by the trusted key the header names", doc[name]);
     }
   }
   ck.passed("session.signature");
-  await checkEvents(ck, doc, digests, options.appKey || null, result, note);
-  await checkReceipts(ck, doc, digests, options.receipts || [], key, result, note);
-  return { ...result, ok: ck.failures.length === 0, checks: ck.checks, failures: ck.failures };
 }
 
+/** The events in order (SessionReplay), then what the whole log says: a roll never revealed, the count of pairs
+ * and rolls, and the pairs the app did not sign. */
 async function checkEvents(ck, doc, digests, appKeyGiven, result, note) {
-  const sid = doc.header.session_id;
-  const commitments = new Map([[0, doc.header.commitment], [1, doc.header.next_commitment]]);
-  let pair = 0;
-  let client = null;
-  let nonce = 0;
-  let serial = 1;
-  let pending = [];
-  let rolls = 0;
-  const unsigned = [];
-  const appSignature = async (i, e, appKey, command) => {
-    if (appKey === null) {
-      if (e.app_signature !== null) ck.fail("session.app_signature", i, "app_signature", null, e.app_signature);
-      return;
-    }
-    const msg = concat([field(SESSION_LABELS.app), field(sid), u32(i), digests[i], enc.encode(canonicalJSON(command))]);
-    if (!note(await signed(appKey, e.app_signature, msg))) {
-      ck.fail("session.app_signature", i, "app_signature", `a valid signature by the app key ${appKey}`, e.app_signature);
-    }
-  };
-  for (const [i, e] of doc.events.entries()) {
-    if (e.pair !== pair) ck.fail("session.order", i, "pair", pair, e.pair);
-    if (e.type === "client_seed") {
-      if (client !== null) ck.fail("session.order", i, "type", `no second client seed in pair ${pair}`, e.type);
-      else if (nonce || pending.length) ck.fail("session.order", i, "type", `the client seed before pair ${pair}'s rolls`, e.type);
-      if (!clientSeedValid(e.client_seed)) {
-        ck.fail("session.order", i, "client_seed", "1..256 code points, none refused (SPEC §2.2)", e.client_seed);
-      }
-      if (appKeyGiven !== null && e.app_key !== appKeyGiven) ck.fail("session.app_signature", i, "app_key", appKeyGiven, e.app_key);
-      if (client === null) client = { seed: e.client_seed, appKey: e.app_key };
-      continue;
-    }
-    const appKey = client === null ? null : client.appKey;
-    if (e.type === "roll") {
-      rolls++;
-      if (client === null) ck.fail("session.order", i, "type", `a client seed before pair ${pair}'s first roll`, e.type);
-      ck.expect("session.nonce", i, "nonce", nonce, e.nonce);
-      ck.expect("session.nonce", i, "serial", serial, e.serial);
-      nonce = e.nonce + 1;
-      serial = e.serial + 1;
-      await appSignature(i, e, appKey, { type: "roll", pair: e.pair, nonce: e.nonce, dice: e.dice });
-      const spec = parseNotation(e.dice);
-      if (typeof spec === "string") {
-        ck.fail("session.notation", i, "dice", `valid notation (SPEC §10.4; refused as ${spec})`, e.dice);
-      } else {
-        if (e.rolls.length === spec.count) {
-          const [dropped, total] = keptTotal(e.rolls, spec);
-          ck.expect("session.total", i, "dropped", dropped, e.dropped);
-          ck.expect("session.total", i, "total", total, e.total);
-        }
-        pending.push([i, e, spec, client]);
-      }
-    } else {
-      const opened = await sha256Hex(hexToBytes(e.server_seed));
-      if (commitments.has(pair)) ck.expect("session.commitment", i, "server_seed", commitments.get(pair), opened);
-      commitments.set(pair + 2, e.next_commitment);
-      await appSignature(i, e, appKey, { type: "rotate", pair: e.pair });
-      const key = await hmacKey(e.server_seed);
-      for (const [j, roll, spec, seeds] of pending) {
-        if (seeds === null) continue;
-        const derived = [];
-        for (let k = 0; k < spec.count; k++) derived.push(await sessionDie(key, sid, seeds.seed, roll.nonce, k, spec.sides));
-        ck.expect("session.dice", j, "rolls", derived, roll.rolls);
-      }
-      if (appKey === null && (nonce || pending.length)) unsigned.push(pair);
-      pair += 1;
-      client = null;
-      nonce = 0;
-      pending = [];
-    }
-  }
+  const replay = new SessionReplay(ck, doc, digests, appKeyGiven, note);
+  for (const [i, e] of doc.events.entries()) await replay.onEvent(i, e);
+  const { pair, rolls, pending, unsigned } = replay;
   if (pending.length) {
     ck.fail("session.order", pending[0][0], "type", "a rotate event revealing the seed of every roll in the log (SPEC §10.8)",
       "a roll of a pair that is not revealed");
@@ -319,6 +296,113 @@ async function checkEvents(ck, doc, digests, appKeyGiven, result, note) {
     result.notes.push({ code: "unsigned_pairs", pairs: unsigned,
       text: `the app did not sign the rolls of pair${unsigned.length > 1 ? "s" : ""} ${unsigned.join(", ")} (no app key): ` +
         "there, the operator could have added or dropped rolls between the receipts the app holds" });
+  }
+}
+
+/** A session log's events replayed in order, pair by pair (SPEC §10.5-§10.8): a pair's client seed, its rolls
+ * (session.order, nonce, notation, total and app_signature as they come), then its rotate, which opens the pair's
+ * commitment and reveals the seed its rolls are re-derived from (session.commitment, session.dice). */
+class SessionReplay {
+  constructor(ck, doc, digests, appKeyGiven, note) {
+    this.ck = ck;
+    this.sid = doc.header.session_id;
+    this.digests = digests;
+    this.appKeyGiven = appKeyGiven; // the app key the caller knows, or null
+    this.note = note;
+    this.commitments = new Map([[0, doc.header.commitment], [1, doc.header.next_commitment]]); // pair -> commitment
+    this.pair = 0; // the pair being played
+    this.client = null; // its {seed, appKey}, once its client seed came
+    this.nonce = 0; // the nonce and serial its next roll must have
+    this.serial = 1;
+    this.pending = []; // its rolls, [index, event, notation, client], re-derived once its seed is revealed
+    this.rolls = 0;
+    this.unsigned = []; // the pairs with rolls and no app key
+  }
+
+  /** The app key of the pair being played (null: the app signs nothing in it). */
+  get appKey() {
+    return this.client === null ? null : this.client.appKey;
+  }
+
+  async onEvent(i, e) {
+    if (e.pair !== this.pair) this.ck.fail("session.order", i, "pair", this.pair, e.pair);
+    if (e.type === "client_seed") this.onClientSeed(i, e);
+    else if (e.type === "roll") await this.onRoll(i, e);
+    else await this.onRotate(i, e);
+  }
+
+  /** A pair's client seed: one, before its rolls, valid, with the app key the caller knows (when it knows one). */
+  onClientSeed(i, e) {
+    const { ck, pair } = this;
+    if (this.client !== null) ck.fail("session.order", i, "type", `no second client seed in pair ${pair}`, e.type);
+    else if (this.nonce || this.pending.length) ck.fail("session.order", i, "type", `the client seed before pair ${pair}'s rolls`, e.type);
+    if (!clientSeedValid(e.client_seed)) {
+      ck.fail("session.order", i, "client_seed", "1..256 code points, none refused (SPEC §2.2)", e.client_seed);
+    }
+    if (this.appKeyGiven !== null && e.app_key !== this.appKeyGiven) ck.fail("session.app_signature", i, "app_key", this.appKeyGiven, e.app_key);
+    if (this.client === null) this.client = { seed: e.client_seed, appKey: e.app_key };
+  }
+
+  /** A roll: after the client seed, the next nonce and serial, signed by the app, its notation and its total. */
+  async onRoll(i, e) {
+    const ck = this.ck;
+    this.rolls++;
+    if (this.client === null) ck.fail("session.order", i, "type", `a client seed before pair ${this.pair}'s first roll`, e.type);
+    ck.expect("session.nonce", i, "nonce", this.nonce, e.nonce);
+    ck.expect("session.nonce", i, "serial", this.serial, e.serial);
+    this.nonce = e.nonce + 1;
+    this.serial = e.serial + 1;
+    await this.appSignature(i, e, { type: "roll", pair: e.pair, nonce: e.nonce, dice: e.dice });
+    const spec = parseNotation(e.dice);
+    if (typeof spec === "string") {
+      ck.fail("session.notation", i, "dice", `valid notation (SPEC §10.4; refused as ${spec})`, e.dice);
+      return;
+    }
+    if (e.rolls.length === spec.count) {
+      const [dropped, total] = keptTotal(e.rolls, spec);
+      ck.expect("session.total", i, "dropped", dropped, e.dropped);
+      ck.expect("session.total", i, "total", total, e.total);
+    }
+    this.pending.push([i, e, spec, this.client]);
+  }
+
+  /** A rotate: its server seed opens the pair's commitment, it names the commitment of pair + 2, the app signs it,
+   * and every roll of the pair re-derives from the seed; then the next pair begins. */
+  async onRotate(i, e) {
+    const appKey = this.appKey;
+    const opened = await sha256Hex(hexToBytes(e.server_seed));
+    if (this.commitments.has(this.pair)) this.ck.expect("session.commitment", i, "server_seed", this.commitments.get(this.pair), opened);
+    this.commitments.set(this.pair + 2, e.next_commitment);
+    await this.appSignature(i, e, { type: "rotate", pair: e.pair });
+    await this.checkDice(await hmacKey(e.server_seed));
+    if (appKey === null && (this.nonce || this.pending.length)) this.unsigned.push(this.pair);
+    this.pair += 1;
+    this.client = null;
+    this.nonce = 0;
+    this.pending = [];
+  }
+
+  /** session.dice: every roll of the pair (after a client seed) re-derived with the revealed seed's key. */
+  async checkDice(key) {
+    for (const [j, roll, spec, seeds] of this.pending) {
+      if (seeds === null) continue;
+      const derived = [];
+      for (let k = 0; k < spec.count; k++) derived.push(await sessionDie(key, this.sid, seeds.seed, roll.nonce, k, spec.sides));
+      this.ck.expect("session.dice", j, "rolls", derived, roll.rolls);
+    }
+  }
+
+  /** session.app_signature: by the pair's app key over the chain so far and the command; none without a key. */
+  async appSignature(i, e, command) {
+    const appKey = this.appKey;
+    if (appKey === null) {
+      if (e.app_signature !== null) this.ck.fail("session.app_signature", i, "app_signature", null, e.app_signature);
+      return;
+    }
+    const msg = concat([field(SESSION_LABELS.app), field(this.sid), u32(i), this.digests[i], enc.encode(canonicalJSON(command))]);
+    if (!this.note(await signed(appKey, e.app_signature, msg))) {
+      this.ck.fail("session.app_signature", i, "app_signature", `a valid signature by the app key ${appKey}`, e.app_signature);
+    }
   }
 }
 

@@ -37,6 +37,7 @@ export class UnusableInput extends Error {
 
 const TWO_53 = 2 ** 53;
 const NUMBER = /-?(?:0|[1-9][0-9]*)(\.[0-9]+)?([eE][-+]?[0-9]+)?/y;
+// eslint-disable-next-line no-control-regex -- JSON forbids raw control characters in a string (RFC 8259 §7)
 const PLAIN_CHARS = /[^"\\\u0000-\u001f]*/y;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const ESCAPES = { '"': '"', "\\": "\\", "/": "/", b: "\b", f: "\f", n: "\n", r: "\r", t: "\t" };
@@ -223,15 +224,20 @@ export function parseStrictJSON(input) {
 /** An already parsed value held to the same rules (the page may hand over JSON.parse's result). */
 function checkParsed(value, depth = 0) {
   if (value === null || typeof value === "boolean" || value instanceof JsonFloat) return;
-  if (typeof value === "number") {
-    if (!Number.isFinite(value)) throw new UnusableInput(`${value} is not JSON`, "nan_or_infinity");
-    if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${value}`, "number_out_of_range");
-    return;
-  }
-  if (typeof value === "string") {
+  if (typeof value === "number") checkParsedNumber(value);
+  else if (typeof value === "string") {
     if (!wellFormed(value)) throw new UnusableInput("a lone surrogate in a string", "lone_surrogate");
-    return;
-  }
+  } else checkParsedContainer(value, depth);
+}
+
+/** A number the document could hold: finite, below 2^53 in magnitude. */
+function checkParsedNumber(value) {
+  if (!Number.isFinite(value)) throw new UnusableInput(`${value} is not JSON`, "nan_or_infinity");
+  if (!(Math.abs(value) < TWO_53)) throw new UnusableInput(`a number of magnitude 2^53 or more: ${value}`, "number_out_of_range");
+}
+
+/** An array or a plain object (no other type, nothing deeper than MAX_DEPTH), its keys and values held in turn. */
+function checkParsedContainer(value, depth) {
   if (typeof value !== "object") throw new UnusableInput(`not JSON: a value of type ${typeof value}`, "not_json");
   if (depth + 1 > MAX_DEPTH) throw new UnusableInput(`nesting deeper than ${MAX_DEPTH}`, "nesting_too_deep");
   const proto = Object.getPrototypeOf(value);
