@@ -34,7 +34,7 @@ class Asset:
     content_type: str
 
     @classmethod
-    def of(cls, body: bytes, content_type: str, etag_hex: str | None = None, keep_body: bool = True) -> "Asset":
+    def of(cls, body: bytes, content_type: str, etag_hex: str | None = None, keep_body: bool = True) -> Asset:
         """The asset of `body`, gzipped now (kept only if smaller); ETag = `etag_hex`, else the first 128 bits of
         SHA-256 of the body (enough to name a file, and shorter on every revalidation)."""
         packed = gzip.compress(body, GZIP_LEVEL, mtime=0)  # (mtime 0: the same bytes on every server and run)

@@ -117,7 +117,7 @@ class Limiter:
         self._client = functools.lru_cache(maxsize=self.CLIENT_CACHE)(self._client_uncached)
 
     @classmethod
-    def from_settings(cls, conf, store, clock: Callable[[], float] | None = None) -> "Limiter":
+    def from_settings(cls, conf, store, clock: Callable[[], float] | None = None) -> Limiter:
         return cls(store, conf.rate_create, conf.rate_moves_client, conf.rate_moves_token, conf.trusted_proxies,
                    clock)
 

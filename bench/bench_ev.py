@@ -16,10 +16,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this tree's fairdice, whatever is installed
 
-from fairdice.adapters import table_cache  # noqa: E402
-from fairdice.bots import policies, position_of, space  # noqa: E402
-from fairdice.bots.base import roll_decisions  # noqa: E402
-from fairdice.game import Game, Setup  # noqa: E402
+from fairdice.adapters import table_cache
+from fairdice.bots import policies, position_of, space
+from fairdice.bots.base import roll_decisions
+from fairdice.game import Game, Setup
 
 BOTS = table_cache.bots()  # the optimal bot's tables, from this machine's cache (built there on first use)
 

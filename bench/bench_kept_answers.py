@@ -23,9 +23,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-from api import create_app  # noqa: E402
-from test_api import EV, HUMAN, bearer, started  # noqa: E402
-from test_api_helpers import play_turn  # noqa: E402
+from api import create_app
+from test_api import EV, HUMAN, bearer, started
+from test_api_helpers import play_turn
 
 
 def play(client, rules: str) -> tuple[str, str, list]:

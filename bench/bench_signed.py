@@ -22,12 +22,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api import create_app  # noqa: E402
-from fairdice.bots import play_bots  # noqa: E402
-from fairdice.chain import Chain  # noqa: E402
-from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import Signer, header  # noqa: E402
-from fairdice.players import PlayerKey  # noqa: E402
+from api import create_app
+from fairdice.bots import play_bots
+from fairdice.chain import Chain
+from fairdice.game import Game, Setup
+from fairdice.log import Signer, header
+from fairdice.players import PlayerKey
 
 SEATS = [{"type": "human", "name": "bench"}, {"type": "bot", "bot": "greedy"}]
 

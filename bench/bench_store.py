@@ -33,8 +33,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from api.store import GameRecord, Remember, SQLiteStore  # noqa: E402
-from api.stores.base import SYNCHRONOUS_LEVELS  # noqa: E402
+from api.store import GameRecord, Remember, SQLiteStore
+from api.stores.base import SYNCHRONOUS_LEVELS
 
 BODY = json.dumps({"state": "x" * 2400})  # an answer kept for an Idempotency-Key: about a state document
 

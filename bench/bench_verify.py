@@ -33,10 +33,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from verifier import keys  # noqa: E402
-from verifier.files import find_logs  # noqa: E402
-from verifier.replay import verify_document  # noqa: E402
-from verifier.spec import canonical, field, u32  # noqa: E402
+from verifier import keys
+from verifier.files import find_logs
+from verifier.replay import verify_document
+from verifier.spec import canonical, field, u32
 
 PACK = struct.Struct(">IIII").pack
 GOAL = 3.0  # issue 3: within 3x the floor

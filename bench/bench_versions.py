@@ -19,12 +19,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import Signer, build_log, canonical, open_log  # noqa: E402
-from tests.signing import SigningGame, player_key  # noqa: E402
-from tests.test_verifier_support import play_randomly  # noqa: E402
-from verifier.botcheck import PublishedBots  # noqa: E402
-from verifier.replay import verify_document  # noqa: E402
+from fairdice.game import Game, Setup
+from fairdice.log import Signer, build_log, canonical, open_log
+from tests.signing import SigningGame, player_key
+from tests.test_verifier_support import play_randomly
+from verifier.botcheck import PublishedBots
+from verifier.replay import verify_document
 
 SIGNER = Signer.from_private_bytes(bytes(range(32)))
 SEATS = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "ev"}, {"type": "human", "name": "bo"}]

@@ -21,12 +21,12 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from fairdice.adapters import table_cache  # noqa: E402
-from fairdice.analysis import analyze  # noqa: E402
-from fairdice.bots import play_bots  # noqa: E402
-from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.log import Signer, build_log, open_log  # noqa: E402
-from fairdice.rules import RULESETS  # noqa: E402
+from fairdice.adapters import table_cache
+from fairdice.analysis import analyze
+from fairdice.bots import play_bots
+from fairdice.game import Game, Setup
+from fairdice.log import Signer, build_log, open_log
+from fairdice.rules import RULESETS
 
 SIGNER = Signer.from_private_bytes(bytes(32))  # the logs are analysed, never published
 

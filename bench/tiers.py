@@ -23,10 +23,10 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from fairdice.adapters import table_cache  # noqa: E402
-from fairdice.bots import play_bots  # noqa: E402
-from fairdice.game import Game, Setup  # noqa: E402
-from fairdice.rules import RULESETS  # noqa: E402
+from fairdice.adapters import table_cache
+from fairdice.bots import play_bots
+from fairdice.game import Game, Setup
+from fairdice.rules import RULESETS
 
 TIERS = ("greedy", "ev", "optimal")
 

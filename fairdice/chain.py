@@ -37,16 +37,16 @@ class Chain:
     count: int = 0
 
     @classmethod
-    def start(cls, head: dict) -> "Chain":
+    def start(cls, head: dict) -> Chain:
         return cls.begin(CHAIN_LABEL, head["game_id"], head)
 
     @classmethod
-    def begin(cls, label: str, ident: str, head: dict) -> "Chain":
+    def begin(cls, label: str, ident: str, head: dict) -> Chain:
         """h_0 = SHA-256(field(label) || field(ident) || canonical(head)): a game's (SPEC §5.6) or, under its own
         label, a session's (SPEC §10.6)."""
         return cls(hashlib.sha256(field(label) + field(ident) + canonical(head)).digest())
 
-    def extend(self, events: Iterable[dict]) -> "Chain":
+    def extend(self, events: Iterable[dict]) -> Chain:
         digest, count = self.digest, self.count
         for event in events:
             digest = hashlib.sha256(digest + canonical(event)).digest()

@@ -123,7 +123,7 @@ class Setup:
 
     @classmethod
     def build(cls, game_id: str, rules, seats, first=0, upper_first: bool = False, *,
-              version: int = LOG_VERSIONS[-1], abandon_timeout: int | None = DEFAULT_ABANDON_TIMEOUT) -> "Setup":
+              version: int = LOG_VERSIONS[-1], abandon_timeout: int | None = DEFAULT_ABANDON_TIMEOUT) -> Setup:
         """A new game's setup; `version` 1 rebuilds the setup of a game created under the first log format."""
         if not isinstance(game_id, str) or not 1 <= len(game_id) <= 64 or not game_id.isascii() \
                 or not game_id.isprintable():
@@ -190,7 +190,7 @@ class Game:
 
     @classmethod
     def restore(cls, setup: Setup, server_seed: bytes, events: Sequence[dict], header: dict | None = None,
-                known: Chain | None = None) -> "Game":
+                known: Chain | None = None) -> Game:
         """The game after `events`.  `known`: the chain over the first `known.count` of them, as computed before
         by whoever restores this game again (events are append-only), so that they are not hashed again."""
         game = cls(setup, server_seed, header)

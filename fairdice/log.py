@@ -39,7 +39,7 @@ class Signer:
         self.key_id = key_id(self.public_key)
 
     @classmethod
-    def from_private_bytes(cls, raw: bytes) -> "Signer":
+    def from_private_bytes(cls, raw: bytes) -> Signer:
         return cls(Ed25519PrivateKey.from_private_bytes(raw))
 
     def sign(self, data: bytes) -> str:

@@ -70,11 +70,11 @@ class PlayerKey:
         self.public_hex = private_key.public_key().public_bytes_raw().hex()
 
     @classmethod
-    def generate(cls) -> "PlayerKey":
+    def generate(cls) -> PlayerKey:
         return cls(Ed25519PrivateKey.generate())
 
     @classmethod
-    def from_private_hex(cls, raw_hex: str) -> "PlayerKey":
+    def from_private_hex(cls, raw_hex: str) -> PlayerKey:
         return cls(Ed25519PrivateKey.from_private_bytes(bytes.fromhex(raw_hex)))
 
     def private_hex(self) -> str:

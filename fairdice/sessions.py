@@ -160,7 +160,7 @@ class Tail:
                 "nonce": self.nonce, "serial": self.serial, "client_seed": self.client_seed, "app_key": self.app_key}
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "Tail":
+    def from_dict(cls, doc: dict) -> Tail:
         return cls(Chain(bytes.fromhex(doc["chain"]), doc["events"]), doc["pair"], doc["nonce"], doc["serial"],
                    doc["client_seed"], doc["app_key"])
 
@@ -176,7 +176,7 @@ class Session:
         self.tails: list[Tail] = []  # the tail after each of them (what a store keeps with each event)
 
     @classmethod
-    def restore(cls, header: dict, seeds: dict[int, bytes], events: Sequence[dict]) -> "Session":
+    def restore(cls, header: dict, seeds: dict[int, bytes], events: Sequence[dict]) -> Session:
         session = cls(header, seeds)
         for event in events:
             session._apply(dict(event))

@@ -324,7 +324,6 @@ NOT_PLACES = {
     "fairdice/rules.py": "the source itself",
     "fairdice/bots/optimal/__init__.py": "its docstring quotes the manifest's start values",
     "fairdice/adapters/table_cache.py": "its docstring gives the tables' sizes",
-    "fairdice/adapters/table_cache.py": "its docstring gives the tables' sizes",
     "bench/bench_page.py": "a benchmark of the page over each rule set",
     "bench/bench_simulate.py": "a benchmark over each rule set",
     "bench/bench_verify.py": "a benchmark over each rule set",

@@ -270,7 +270,7 @@ class EventReplay:
         cur, rules, dice = st.cur, self.setup.rules, st.dice
         boxes = st.boxes[cur]
         if cat not in boxes:
-            self.checks.stop("score.category", i, "category", "a category of %s" % rules, cat)
+            self.checks.stop("score.category", i, "category", f"a category of {rules}", cat)
         if boxes[cat] is not None:
             self.checks.stop("score.category", i, "category", "an open box", f"{cat} (already filled)")
         scored = score_box(rules, boxes, dice, cat, self.setup.upper_first)
@@ -326,7 +326,7 @@ class EventReplay:
         if st.phase != "seeds" or st.seeds:
             self.checks.stop("client_seed.commit", i, "type", "every commitment before any client seed", ev["type"])
         if s not in humans:
-            self.checks.stop("client_seed.commit", i, "seat", "a human seat: %s" % humans, s)
+            self.checks.stop("client_seed.commit", i, "seat", f"a human seat: {humans}", s)
         if s in st.commitments:
             self.checks.stop("client_seed.commit", i, "seat", "one commitment per seat", s)
         st.commitments[s] = ev["commitment"]
@@ -341,7 +341,7 @@ class EventReplay:
             self.check_reveal(st, i, ev)
         if s not in senders:
             self.checks.fail("client_seed.valid", i, "seat",
-                             "a human seat: %s" % humans if humans else "null (no human seat)", s)
+                             f"a human seat: {humans}" if humans else "null (no human seat)", s)
         elif s in st.seeds:
             self.checks.fail("client_seed.valid", i, "seat", "one client seed per seat", s)
         else:
@@ -355,7 +355,7 @@ class EventReplay:
         missing = [s for s in self.setup.humans if s not in st.commitments]
         if missing:
             self.checks.stop("client_seed.commit", i, "type",
-                             "a commitment from seat(s) %s before any client seed" % missing, ev["type"])
+                             f"a commitment from seat(s) {missing} before any client seed", ev["type"])
         seed, s = ev["client_seed"], ev["seat"]
         if type(seed) is not str or not client_seed_ok(seed) or s not in st.commitments:
             return  # client_seed.valid says what is wrong with it
@@ -374,7 +374,7 @@ class EventReplay:
             self.checks.stop("turn.order", i, "type", "roll or score", ev["type"])
         missing = [s for s in self.setup.senders if s not in st.seeds]
         if missing:
-            self.checks.fail("client_seed.valid", i, "type", "a client seed from seat(s) %s first" % missing,
+            self.checks.fail("client_seed.valid", i, "type", f"a client seed from seat(s) {missing} first",
                              ev["type"])
         if self.seed is not None:
             st.derive = Deriver(self.seed, self.setup.game_id, st.client_seeds(self.setup))
@@ -427,7 +427,7 @@ class EventReplay:
         elif reason == "player" and seat is None and humans:
             self.checks.fail("game.abandon", i, "seat", "a seat (the server abandons only on a timeout)", seat)
         elif reason == "player" and seat is not None and seat not in humans:
-            self.checks.fail("game.abandon", i, "seat", "a human seat: %s" % humans, seat)
+            self.checks.fail("game.abandon", i, "seat", f"a human seat: {humans}", seat)
         elif reason == "player" and seat is not None and current is not None and seat != current:
             self.checks.fail("game.abandon", i, "seat", f"seat {current}, whose turn it is (or any seat before play)",
                              seat)

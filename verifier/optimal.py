@@ -103,7 +103,7 @@ class Table:
         self.turns = TurnCache(Turn)
 
     @classmethod
-    def load(cls, rules: str, digest: str, tables: str | None = None) -> "Table":
+    def load(cls, rules: str, digest: str, tables: str | None = None) -> Table:
         """The table of `rules` whose canonical bytes have SHA-256 `digest`; TableError if none is found."""
         tried = []
         for directory in table_dirs(tables):

@@ -151,7 +151,7 @@ class AppendFeed(abc.ABC):
         Raises StoreError (UnavailableError, BusyError) when the database cannot be watched now; the next call tries
         again."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a store with nothing to release need not override it)
         pass
 
 
@@ -250,7 +250,7 @@ class Store(abc.ABC):
     def health(self) -> None:
         """A cheap probe: raises UnavailableError(reason, detail) when writes would fail now (BusyError if locked)."""
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 (a hook: a store with nothing to release need not override it)
         pass
 
 
@@ -383,7 +383,7 @@ class RateWait(float):
 
     key: str | None
 
-    def __new__(cls, seconds: float, key: str | None = None) -> "RateWait":
+    def __new__(cls, seconds: float, key: str | None = None) -> RateWait:
         wait = super().__new__(cls, seconds)
         wait.key = key
         return wait

@@ -155,7 +155,7 @@ def _roll_holds(roll: tuple[int, ...]) -> tuple[tuple[int, int], ...]:
                  for keep in _sub_multisets(roll) if len(keep) < DICE)
 
 
-@lru_cache(maxsize=None)  # one per order of five dice: 120
+@cache  # one per order of five dice: 120
 def _index_masks_to_positions(order: tuple[int, ...]) -> tuple[int, ...]:
     """For dice whose positions in face order are `order`: each mask of roll indices as a mask of positions."""
     return tuple(sum(1 << order[i] for i in range(len(order)) if mask >> i & 1) for mask in range(1 << len(order)))

@@ -46,7 +46,7 @@ def _load_signer(path: str | None, seed: str | None):
         try:
             key = load_pem_private_key(Path(path).read_bytes(), password=None)
         except (OSError, ValueError) as exc:
-            raise SystemExit(f"fairdice simulate: --key {path}: cannot read an Ed25519 PEM private key ({exc})")
+            raise SystemExit(f"fairdice simulate: --key {path}: cannot read an Ed25519 PEM private key ({exc})") from None
         if not isinstance(key, Ed25519PrivateKey):
             raise SystemExit(f"fairdice simulate: --key {path}: not an Ed25519 key")
         return Signer(key)

@@ -237,14 +237,14 @@ class Client:
         return self._move(game_id, "abandon", token, dict(signed or {}), idempotency_key)
 
     def new_game(self, rules: str, bot: str | None = "ev", name: str = "you", first=0,
-                 upper_first: bool = False, bots: Sequence[str] = ()) -> "PlayerGame":
+                 upper_first: bool = False, bots: Sequence[str] = ()) -> PlayerGame:
         """A game with one human seat (yours, seat 0) against `bot` (and any further `bots`)."""
         seats = [{"type": "human", "name": name}]
         seats += [{"type": "bot", "bot": b} for b in ([bot] if bot else []) + list(bots)]
         created = self.create_game(rules, seats, first, upper_first)
         return self.seat(created, 0)
 
-    def join_link(self, game_id: str, seat: int, token: str) -> "PlayerGame":
+    def join_link(self, game_id: str, seat: int, token: str) -> PlayerGame:
         """The seat of an invite link (`parse_invite`): the game as this client reads it from the server (its
         signed header, from the log so far), for the player to check before joining."""
         opened, state = self.log(game_id), self.state(game_id)
@@ -254,13 +254,13 @@ class Client:
                    "public_key": head["public_key"], "header": head, "commit_reveal": state["commit_reveal"]}
         return PlayerGame(self, created, token, seat)
 
-    def seat(self, created: dict, seat: int | None) -> "PlayerGame":
+    def seat(self, created: dict, seat: int | None) -> PlayerGame:
         """The view of one seat (None: the operator) of a game created with `create_game`."""
         token = next(t["token"] for t in created["tokens"] if t["seat"] == seat)
         return PlayerGame(self, created, token, seat)
 
     def verify_log(self, log, trusted_public_key: str | None = None, receipt: dict | None = None,
-                   move_receipts: Sequence[dict] = ()) -> "Verification":
+                   move_receipts: Sequence[dict] = ()) -> Verification:
         """Check a log (its bytes, or parsed); the trusted key defaults to the one of the receipt, else the
         server's published key (GET /v1/keys) of the log's key id."""
         if trusted_public_key is None and receipt is None:
@@ -558,7 +558,7 @@ class PlayerGame:
     def log(self) -> dict:
         return self.client.log(self.game_id)
 
-    def verify(self) -> "Verification":
+    def verify(self) -> Verification:
         """Fetch the log and check it against the server's published key, this seat's receipt (the game
         joined, the commitment seen before the client seed was sent, and that client seed) and the server's
         receipt of every move this seat made (the history it answered, SPEC §5.6)."""

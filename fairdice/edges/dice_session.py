@@ -40,7 +40,7 @@ class Session:
         self._next_nonce = 0
 
     @classmethod
-    def open(cls, client: Client, sign: bool = True, trusted_public_key: str | None = None) -> "Session":
+    def open(cls, client: Client, sign: bool = True, trusted_public_key: str | None = None) -> Session:
         """A new session, its header's signature checked against the key the server publishes (or the one
         given): the commitment the dice will be held to."""
         created = client.request("POST", "/v1/sessions", {})

@@ -42,7 +42,7 @@ class _Outcomes:
     codes: tuple[np.ndarray, ...]  # per box: (252, 1) int8
 
     @classmethod
-    def of(cls, states: StateSpace) -> "_Outcomes":
+    def of(cls, states: StateSpace) -> _Outcomes:
         scores = states.scores[_ROLL_ORDER]
         box, added, flag, points, next_row, rows, codes = [], [], [], [], [], [], []
         for c, face in enumerate(states.faces):
