@@ -87,6 +87,10 @@ def _epoch(stamp: str) -> int:
 
 
 class Games:
+    """The game service the routes call, one method per command: load the game, apply one core command, store its
+    events by compare-and-append (recomputing on a conflict), answer the signed state.  It holds no rule (those
+    are the core's) and no HTTP (the routes choose statuses); what it keeps between requests (setups, live games,
+    rendered fragments) is a cache of the store, never a second truth, so any number of workers may serve a game."""
     def __init__(self, store: Store, keys: KeyRing, setup_cache: int = 4096, live_cache: int = 1024,
                  abandon_timeout: int = DEFAULT_ABANDON_TIMEOUT, max_unfinished: int = 0):
         """`abandon_timeout`: the seconds without a move after which the server may abandon a game, written

@@ -319,11 +319,6 @@ class KeyRing:
     def key_ids(self) -> set[str]:
         return set(self._by_id)
 
-    @property
-    def signing_keys(self) -> list[SigningKey]:
-        """Every key on the ring, oldest first."""
-        return list(self._by_id.values())
-
     def signer_for(self, key_id: str) -> Signer:
         """The key a game names, current or older; an unknown id makes the ring read the directory again (a
         key made or restored since the start), keeping its current key."""

@@ -40,6 +40,10 @@ def stamp(seconds: float) -> str:
 
 
 class Maintenance:
+    """The upkeep of one worker: rounds that expire idle games and prune old records, in a daemon thread, at
+    jittered intervals.  The clock and the jitter are passed in so that the tests can run a round at a chosen
+    time; the rounds need no coordination between workers or servers, since an expiry is a compare-and-append
+    like any move."""
     def __init__(self, games, store, conf, clock=time.time, uniform=random.random):
         """`games`: the worker's api.games.Games; `store`: its store; `conf`: api.config.Settings (or anything
         with maintenance_interval, abandon_timeout and idempotency_ttl).  `clock` and `uniform` (0 <= x < 1)

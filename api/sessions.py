@@ -68,6 +68,10 @@ def _seal_label(session_id: str, pair: int) -> str:
 
 
 class Sessions:
+    """The dice-session service the routes call (SPEC §10), `Games`' twin for sessions: fresh ids, seeds and tokens,
+    sealed seeds, idempotent replays, compare-and-append with a retry, the two quotas, and a signed receipt in
+    every answer.  Every rule is the core's (`fairdice.sessions`); a command resumes from the stored tail, not a
+    replay, so a roll costs the same whatever the session's length."""
     def __init__(self, store, keys: KeyRing, max_sessions: int = 0, max_session_rolls: int = 0):
         """`max_sessions`: how many sessions one client may open in any 24 hours; `max_session_rolls`: how many
         rolls the sessions of one client may make in a UTC day (0: no quota)."""

@@ -176,6 +176,9 @@ class _State:
 
 
 class Game:
+    """One game of SPEC §4 as a sans-IO state machine: commands in, events out, one `_apply` that alone changes
+    state.  A command refuses (FairdiceError) before anything changes, and `restore` replays stored events through
+    the same `_apply`, so a store need keep only the event log and the game it loads is the game that was played."""
     def __init__(self, setup: Setup, server_seed: bytes, header: dict | None = None):
         """`header`: the signed header of the game's log (SPEC §5.1); with it the game keeps the hash chain of
         its history (`chain`, SPEC §5.6), which the players' signatures cover (version 3 needs it)."""

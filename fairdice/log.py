@@ -19,10 +19,9 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey,
 from . import derive
 from .errors import SignatureError
 from .chain import CHAIN_LABEL, RECEIPT_LABEL, Chain, canonical, chain, receipt_message  # noqa: F401 (re-exported)
-from .game import LOG_VERSIONS, Game, Setup
+from .game import Game, Setup
 
 LOG_FORMAT = "fairdice-log"
-LOG_VERSION = LOG_VERSIONS[-1]  # what new games are written as; version 1 logs are still read
 
 
 def key_id(public_key: bytes) -> str:
@@ -95,7 +94,7 @@ def header(setup: Setup, commitment: str, signer: Signer, seed_secret: bool = Tr
 
 def open_log(game: Game, signer: Signer, seed_secret: bool = True) -> dict:
     """The document as it stands at creation: header and commitment signature, no events; its version is
-    the game's (new games: LOG_VERSION)."""
+    the game's (new games: the last of `game.LOG_VERSIONS`)."""
     head = header(game.setup, game.commitment, signer, seed_secret)
     return {"format": LOG_FORMAT, "version": game.setup.version, "header": head,
             "commitment_signature": signer.sign(canonical(head)), "events": [], "final": None}

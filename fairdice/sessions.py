@@ -166,6 +166,10 @@ class Tail:
 
 
 class Session:
+    """One dice session of SPEC §10 as a state machine in the game's style: commands in (`supply_client_seed`,
+    `roll`, `rotate`), events out, one `_apply`.  The server seeds are given by the caller and the state after
+    each event fits in a `Tail`, so the API can resume a session from its last stored event instead of replaying
+    it, and `restore` replays the same events through the same `_apply`."""
     def __init__(self, header: dict, seeds: dict[int, bytes], tail: Tail | None = None):
         """`seeds`: the unrevealed server seeds by pair, at least the current pair's and the next one's."""
         self.header = header

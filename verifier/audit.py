@@ -82,6 +82,10 @@ def histogram(sorted_values: list[int]) -> dict:
 
 
 class Audit:
+    """--audit: what many verified logs say together that no single log can (a loaded die, a bot better than its
+    policy, a server abandoning the games it is losing, two signed histories of one game).  Results are added one
+    at a time as the command line verifies them, so only tallies are kept (counts, totals, digests), never the
+    logs; the tests and their thresholds are fixed in the module before any data is seen."""
     def __init__(self):
         self.logs = self.verified = self.failed = self.not_logs = 0
         self.status = defaultdict(int)

@@ -29,6 +29,10 @@ class Signing(NamedTuple):
 
 
 class Verification:
+    """The verification of one game log (SPEC §5-§7): `run` takes the checks in the order §7 gives, each step
+    handed what the earlier ones found, and writes every verdict into one Result through `Checks`.  A log is
+    never trusted as a whole: a failure is recorded and the checks go on wherever they still mean something, so
+    a forged log shows every check it fails, each naming the event, field, expected and found value."""
     def __init__(self, doc, file: str, trusted_keys: keys.TrustedKeys | Iterable[bytes] | None = None,
                  require_signature: bool = True, bots=None, verbose: bool = False,
                  audit: bool = False, receipts: list[dict] = (), receipts_by_game: bool = False,

@@ -61,9 +61,6 @@ def _int_list(x) -> bool:
 # ---------------------------------------------------------------- §10.4 the notation
 
 
-NOTATION_LIMITS = {"count": (1, 100), "sides": (2, 1000), "modifier": (1, 100_000)}
-
-
 def _number(text: str, i: int) -> tuple[int | None, int]:
     """A decimal number at text[i:] (no leading zero, at most 7 digits): (value or None, the index after it)."""
     j = i
@@ -172,6 +169,10 @@ def load_session_receipts(path: str) -> list[dict]:
 
 
 class SessionVerification:
+    """The verification of one session log (SPEC §10.9), the sessions' twin of `verifier.replay.Verification`:
+    `run` takes the checks in §10.9's order into one Result, stopping only when the format itself is broken.
+    The events are replayed by `SessionReplay`; the receipts and app key the caller holds are what catch an
+    operator who re-signs a changed log with the server's own key."""
     def __init__(self, doc: dict, file: str, trusted_keys=None, require_signature: bool = True,
                  session_receipts: list[dict] = (), app_key: str | None = None, audit: bool = False,
                  receipts_by_game: bool = False, **_ignored):
@@ -276,95 +277,24 @@ class SessionVerification:
 
     # -- the events: session.order, .commitment, .nonce, .notation, .dice, .total, .app_signature
     def check_events(self, digests: list[bytes]) -> None:
-        doc, ck = self.doc, self.ck
-        sid = doc["header"]["session_id"]
-        commitments = {0: doc["header"]["commitment"], 1: doc["header"]["next_commitment"]}
-        pair, client, nonce, serial, pending = 0, None, 0, 1, []
-        unsigned_pairs, rolls, faces_by_size = [], 0, {}
-        for i, e in enumerate(doc["events"]):
-            kind = e["type"]
-            if e["pair"] != pair:
-                ck.fail("session.order", i, "pair", pair, e["pair"])
-            if kind == "client_seed":
-                if client is not None:
-                    ck.fail("session.order", i, "type", f"no second client seed in pair {pair}", kind)
-                elif nonce or pending:
-                    ck.fail("session.order", i, "type", f"the client seed before pair {pair}'s rolls", kind)
-                if not text_ok(e["client_seed"], CLIENT_SEED_LENGTH):
-                    ck.fail("session.order", i, "client_seed", "1..256 code points, none refused (SPEC §2.2)",
-                            e["client_seed"])
-                if self.app_key is not None and e["app_key"] != self.app_key:
-                    ck.fail("session.app_signature", i, "app_key", self.app_key, e["app_key"])
-                if client is None:
-                    client = (e["client_seed"], e["app_key"])
-                continue
-            app_key = client[1] if client is not None else None
-            if kind == "roll":
-                rolls += 1
-                if client is None:
-                    ck.fail("session.order", i, "type", f"a client seed before pair {pair}'s first roll", kind)
-                ck.expect("session.nonce", i, "nonce", nonce, e["nonce"])
-                ck.expect("session.nonce", i, "serial", serial, e["serial"])
-                nonce, serial = e["nonce"] + 1, e["serial"] + 1  # (a gap is one finding, not one per later roll)
-                self.check_app_signature(i, e, app_key, {"type": "roll", "pair": e["pair"], "nonce": e["nonce"],
-                                                         "dice": e["dice"]}, digests, sid)
-                spec = parse_notation(e["dice"])
-                if isinstance(spec, str):
-                    ck.fail("session.notation", i, "dice", f"valid notation (SPEC §10.4; refused as {spec})",
-                            e["dice"])
-                else:
-                    self.check_total(i, e, spec)
-                    pending.append((i, e, spec, client))
-            else:  # rotate
-                seed = bytes.fromhex(e["server_seed"])
-                opened = hashlib.sha256(seed).hexdigest()
-                if pair in commitments:
-                    ck.expect("session.commitment", i, "server_seed", commitments[pair], opened)
-                commitments[pair + 2] = e["next_commitment"]
-                self.check_app_signature(i, e, app_key, {"type": "rotate", "pair": e["pair"]}, digests, sid)
-                for j, roll, spec, seeds in pending:
-                    if seeds is not None:
-                        self.check_dice(j, roll, spec, seed, sid, seeds[0], faces_by_size)
-                if app_key is None and (nonce or pending):
-                    unsigned_pairs.append(pair)
-                pair, client, nonce, pending = pair + 1, None, 0, []
-        if pending:
-            ck.fail("session.order", pending[0][0], "type", "a rotate event revealing the seed of every roll in the "
-                    "log (SPEC §10.8)", "a roll of a pair that is not revealed")
+        """The events replayed in order (`SessionReplay`), then what only the whole log says: a roll whose seed is
+        never revealed, the count of pairs and rolls, and the pairs the app did not sign."""
+        ck, r = self.ck, self.r
+        replay = SessionReplay(ck, self.doc["header"], digests, self.app_key, self.audit)
+        for i, e in enumerate(self.doc["events"]):
+            replay.on_event(i, e)
+        if replay.pending:
+            ck.fail("session.order", replay.pending[0][0], "type", "a rotate event revealing the seed of every roll in "
+                    "the log (SPEC §10.8)", "a roll of a pair that is not revealed")
         ck.passed("session.order", "session.commitment", "session.nonce", "session.notation", "session.dice",
                   "session.total", "session.app_signature")
-        self.r.status = f"{pair} revealed pair{'s' if pair != 1 else ''}, {rolls} rolls"
-        if unsigned_pairs:
-            self.r.notes.append(UNSIGNED_WARNING.format(s="s" if len(unsigned_pairs) > 1 else "",
-                                                        pairs=", ".join(map(str, unsigned_pairs))))
+        pair, unsigned = replay.pair, replay.unsigned_pairs
+        r.status = f"{pair} revealed pair{'s' if pair != 1 else ''}, {replay.rolls} rolls"
+        if unsigned:
+            r.notes.append(UNSIGNED_WARNING.format(s="s" if len(unsigned) > 1 else "",
+                                                   pairs=", ".join(map(str, unsigned))))
         if self.audit:
-            self.r.audit = {"session_faces": faces_by_size}
-
-    def check_app_signature(self, i: int, e: dict, app_key: str | None, command: dict, digests: list[bytes],
-                            sid: str) -> None:
-        if app_key is None:
-            if e["app_signature"] is not None:
-                self.ck.fail("session.app_signature", i, "app_signature", None, e["app_signature"])
-            return
-        message = field(APP_LABEL) + field(sid) + u32(i) + digests[i] + canonical(command)
-        if not keys.signature_valid(bytes.fromhex(app_key), e["app_signature"], message):
-            self.ck.fail("session.app_signature", i, "app_signature", f"a valid signature by the app key {app_key} "
-                         "over the history before this event", e["app_signature"])
-
-    def check_total(self, i: int, e: dict, spec) -> None:
-        count, sides, mode, keep, modifier = spec
-        dropped, total = kept_total(e["rolls"], mode, keep, modifier) if len(e["rolls"]) == count else (None, None)
-        if dropped is not None:
-            self.ck.expect("session.total", i, "dropped", dropped, e["dropped"])
-            self.ck.expect("session.total", i, "total", total, e["total"])
-
-    def check_dice(self, i: int, e: dict, spec, seed: bytes, sid: str, client_seed: str, faces: dict) -> None:
-        count, sides = spec[0], spec[1]
-        derived = [die(seed, sid, client_seed, e["nonce"], k, sides) for k in range(count)]
-        if self.ck.expect("session.dice", i, "rolls", derived, e["rolls"]) and self.audit:
-            tally = faces.setdefault(sides, [0] * sides)
-            for f in derived:
-                tally[f - 1] += 1
+            r.audit = {"session_faces": replay.faces_by_size}
 
     # -- session.receipt
     def check_receipts(self, digests: list[bytes], key: bytes | None) -> None:
@@ -388,6 +318,119 @@ class SessionVerification:
                         rc["signature"])
         if self.receipts:
             ck.passed("session.receipt")
+
+
+class SessionReplay:
+    """A session log's events replayed in order, pair by pair (SPEC §10.5-§10.8): a pair's client seed, its rolls
+    (session.order, .nonce, .notation, .total and .app_signature as they come), then its rotate, which opens the
+    pair's commitment and reveals the seed its rolls are re-derived from (session.commitment, session.dice).
+
+    One method per event type, so that each event's checks read in SPEC's order; the state between events is
+    only the pair being played. The page's twin is `SessionReplay` in api/static/verify/sessions.js."""
+
+    def __init__(self, ck: Checks, header: dict, digests: list[bytes], app_key: str | None, audit: bool):
+        self.ck = ck
+        self.sid = header["session_id"]
+        self.digests = digests
+        self.app_key_given = app_key  # the app key the caller knows, or None
+        self.audit = audit
+        self.commitments = {0: header["commitment"], 1: header["next_commitment"]}  # pair -> its commitment
+        self.pair = 0  # the pair being played
+        self.client: tuple[str, str | None] | None = None  # its (client seed, app key), once its client seed came
+        self.nonce, self.serial = 0, 1  # the nonce and serial its next roll must have
+        self.pending: list[tuple] = []  # its rolls (index, event, notation, client), re-derived once its seed is out
+        self.rolls = 0
+        self.unsigned_pairs: list[int] = []  # the pairs with rolls and no app key
+        self.faces_by_size: dict[int, list[int]] = {}  # with audit: die size -> face counts of the rolls re-derived
+
+    @property
+    def app_key(self) -> str | None:
+        """The app key of the pair being played (None: the app signs nothing in it)."""
+        return self.client[1] if self.client is not None else None
+
+    def on_event(self, i: int, e: dict) -> None:
+        if e["pair"] != self.pair:
+            self.ck.fail("session.order", i, "pair", self.pair, e["pair"])
+        {"client_seed": self.on_client_seed, "roll": self.on_roll, "rotate": self.on_rotate}[e["type"]](i, e)
+
+    def on_client_seed(self, i: int, e: dict) -> None:
+        """A pair's client seed: one, before its rolls, valid, with the app key the caller knows (when it knows one)."""
+        ck, pair, kind = self.ck, self.pair, e["type"]
+        if self.client is not None:
+            ck.fail("session.order", i, "type", f"no second client seed in pair {pair}", kind)
+        elif self.nonce or self.pending:
+            ck.fail("session.order", i, "type", f"the client seed before pair {pair}'s rolls", kind)
+        if not text_ok(e["client_seed"], CLIENT_SEED_LENGTH):
+            ck.fail("session.order", i, "client_seed", "1..256 code points, none refused (SPEC §2.2)",
+                    e["client_seed"])
+        if self.app_key_given is not None and e["app_key"] != self.app_key_given:
+            ck.fail("session.app_signature", i, "app_key", self.app_key_given, e["app_key"])
+        if self.client is None:
+            self.client = (e["client_seed"], e["app_key"])
+
+    def on_roll(self, i: int, e: dict) -> None:
+        """A roll: after the client seed, the next nonce and serial, signed by the app, its notation and its total;
+        its dice wait for the pair's rotate."""
+        ck = self.ck
+        self.rolls += 1
+        if self.client is None:
+            ck.fail("session.order", i, "type", f"a client seed before pair {self.pair}'s first roll", e["type"])
+        ck.expect("session.nonce", i, "nonce", self.nonce, e["nonce"])
+        ck.expect("session.nonce", i, "serial", self.serial, e["serial"])
+        self.nonce, self.serial = e["nonce"] + 1, e["serial"] + 1  # (a gap is one finding, not one per later roll)
+        self.check_app_signature(i, e, {"type": "roll", "pair": e["pair"], "nonce": e["nonce"], "dice": e["dice"]})
+        spec = parse_notation(e["dice"])
+        if isinstance(spec, str):
+            ck.fail("session.notation", i, "dice", f"valid notation (SPEC §10.4; refused as {spec})", e["dice"])
+            return
+        self.check_total(i, e, spec)
+        self.pending.append((i, e, spec, self.client))
+
+    def on_rotate(self, i: int, e: dict) -> None:
+        """A rotate: its server seed opens the pair's commitment, it names the commitment of pair + 2, the app signs
+        it, and every roll of the pair re-derives from the seed; then the next pair begins."""
+        app_key, pair = self.app_key, self.pair
+        seed = bytes.fromhex(e["server_seed"])
+        if pair in self.commitments:
+            self.ck.expect("session.commitment", i, "server_seed", self.commitments[pair],
+                           hashlib.sha256(seed).hexdigest())
+        self.commitments[pair + 2] = e["next_commitment"]
+        self.check_app_signature(i, e, {"type": "rotate", "pair": e["pair"]})
+        for j, roll, spec, client in self.pending:
+            if client is not None:
+                self.check_dice(j, roll, spec, seed, client[0])
+        if app_key is None and (self.nonce or self.pending):
+            self.unsigned_pairs.append(pair)
+        self.pair, self.client, self.nonce, self.pending = pair + 1, None, 0, []
+
+    def check_app_signature(self, i: int, e: dict, command: dict) -> None:
+        """session.app_signature: by the pair's app key over the chain so far and the command; none without a key."""
+        app_key = self.app_key
+        if app_key is None:
+            if e["app_signature"] is not None:
+                self.ck.fail("session.app_signature", i, "app_signature", None, e["app_signature"])
+            return
+        message = field(APP_LABEL) + field(self.sid) + u32(i) + self.digests[i] + canonical(command)
+        if not keys.signature_valid(bytes.fromhex(app_key), e["app_signature"], message):
+            self.ck.fail("session.app_signature", i, "app_signature", f"a valid signature by the app key {app_key} "
+                         "over the history before this event", e["app_signature"])
+
+    def check_total(self, i: int, e: dict, spec) -> None:
+        """session.total: the dropped dice and the total follow from the faces shown (when there are N of them)."""
+        count, sides, mode, keep, modifier = spec
+        if len(e["rolls"]) == count:
+            dropped, total = kept_total(e["rolls"], mode, keep, modifier)
+            self.ck.expect("session.total", i, "dropped", dropped, e["dropped"])
+            self.ck.expect("session.total", i, "total", total, e["total"])
+
+    def check_dice(self, i: int, e: dict, spec, seed: bytes, client_seed: str) -> None:
+        """session.dice: the roll's faces re-derived from the revealed seed (and counted, with audit)."""
+        count, sides = spec[0], spec[1]
+        derived = [die(seed, self.sid, client_seed, e["nonce"], k, sides) for k in range(count)]
+        if self.ck.expect("session.dice", i, "rolls", derived, e["rolls"]) and self.audit:
+            tally = self.faces_by_size.setdefault(sides, [0] * sides)
+            for f in derived:
+                tally[f - 1] += 1
 
 
 def verify_session(doc: dict, file: str, **options) -> Result:

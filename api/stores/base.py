@@ -156,6 +156,10 @@ class AppendFeed(abc.ABC):
 
 
 class Store(abc.ABC):
+    """What the service may ask of a store, and all it may ask: SQLite and PostgreSQL each implement it, and one
+    contract suite (tests/test_store_contract.py) holds both to it, so the service never knows which it has.
+    The promises are the safety ones: events only appended, and only at the count the command was computed from
+    (compare-and-append), with the idempotency record in the same transaction."""
     @abc.abstractmethod
     def create_game(self, record: GameRecord) -> None:
         """Store a new game (no events); DuplicateGameError if the id is taken."""

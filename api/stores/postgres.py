@@ -211,6 +211,10 @@ def _translated(exc: psycopg.Error) -> StoreError:
 
 
 class PostgresStore(PostgresSessions, Store):  # (sessions of SPEC §10: api/stores/postgres_sessions.py)
+    """The `Store` contract on one PostgreSQL database shared by many stateless servers.  A command is one round
+    trip (`fairdice_append`, which locks its game's row), so correctness rests on the database's locks and
+    transactions, not on any process; the pool is replaced and the database probed again when it goes out of
+    reach, so a server outlives a database restart."""
     def __init__(self, url: str, pool_size: int = 4, busy_timeout: float = 30.0, synchronous: str = "FULL",
                  marker: GamesMarker | None = None):
         """`pool_size`: connections per process at most (one per thread that uses the store is enough).

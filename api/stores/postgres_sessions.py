@@ -71,6 +71,10 @@ def _storable(text: str) -> bool:
 
 
 class PostgresSessions:
+    """The session methods of `PostgresStore` (a mixin: it uses the store's pool through `_connection` and
+    `_rows`), kept apart so the games' store stays readable.  An append locks its session's row, so the appends
+    to one session run one at a time on every server, and writes its events only at the index they were computed
+    from."""
     def create_session(self, record: SessionRecord, seeds: dict[int, bytes]) -> None:
         record.created_at = now()
         with self._connection() as conn, conn.transaction():

@@ -76,6 +76,9 @@ def create_session_tables(conn: sqlite3.Connection) -> None:
 
 
 class SQLiteSessions:
+    """The session methods of `SQLiteStore` (a mixin), kept apart so the games' store stays readable.  It writes
+    through the store's durable grouped commits (`_commit`) and reads through its pool (`_read`), so sessions
+    get the games' durability and fault handling without a second copy of them."""
     def create_session(self, record: SessionRecord, seeds: dict[int, bytes]) -> None:
         record.created_at = now()
         row = (record.session_id, record.created_at, dumps(record.opened), record.key_id, record.token_sha256,

@@ -116,6 +116,10 @@ def new_client_seed() -> str:
 
 
 class Client:
+    """The HTTP API from Python, one method per endpoint, holding only the connection: a game's state and its
+    evidence live in the seat's `PlayerGame` (`new_game`, `seat`), so one client serves many games and seats.
+    `request` retries connection errors and 503s only when asked (moves, which carry an Idempotency-Key), so a
+    retry never costs a roll twice, and turns every refusal into `ApiResponseError` with the problem document."""
     def __init__(self, base_url: str = "http://127.0.0.1:8000", session: requests.Session | None = None,
                  timeout: float = DEFAULT_TIMEOUT, retries: int = 3, backoff: float = 0.2):
         self.base_url = base_url.rstrip("/")

@@ -26,6 +26,10 @@ from .client import Client, ProtocolError, Verification, VerificationError, new_
 
 
 class Session:
+    """An app's side of one dice session over the HTTP API (SPEC §10): it makes and sends the client seed, signs
+    each request with the app's key, and computes the hash chain itself from the events answered, so every
+    receipt is checked against the history this app saw, not the server's word.  What it keeps (the receipts,
+    the rolls, the app key) is the evidence `verify` hands to the independent verifier."""
     def __init__(self, client: Client, created: dict, app_key: AppKey | None):
         self.client = client
         self.session_id: str = created["session_id"]

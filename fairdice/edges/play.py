@@ -31,8 +31,6 @@ from .client import (ApiResponseError, Client, ProtocolError, SeedNotAcceptedErr
 from .coachtext import render_analysis
 from .playtext import ENGLISH, LANGUAGES, Words, pad
 
-HELP = ENGLISH("help")
-
 HINT_ALTERNATIVES = 4  # shown after the best move
 
 

@@ -150,7 +150,8 @@ class SolvedTable:
     def choices(self, boxes, dice, rolls_left: int) -> tuple[tuple[Decision, ...], list[float]]:
         """Every candidate decision after a roll and its value in points, in the canonical order of
         base.hold_choices and score_choices: the distinct holds that reroll something (none when
-        `rolls_left` is 0), valued as `hold_values`, then the legal boxes, valued as `score_values`."""
+        `rolls_left` is 0), valued as `hold_values`, then the legal boxes, each valued as its gain now plus the
+        expected rest."""
         state = self.state(boxes)
         turn = self._turn(state)
         roll = tuple(sorted(dice))
@@ -164,14 +165,9 @@ class SolvedTable:
         holds, keeps = roll_decisions(dice)
         return holds + decisions, turn.hold_points(keeps, rolls_left) + values
 
-    def score_values(self, boxes, dice) -> list[tuple[str, float]]:
-        """(box, value in points: gain now plus the expected rest) for each legal box, in table order."""
-        decisions, values = self.choices(boxes, dice, 0)
-        return [(d.category, value) for d, value in zip(decisions, values)]
-
     def _joker_score_values(self, boxes, dice, state) -> list[tuple[str, float]]:
-        """score_values for five alike under the forced joker: the legal boxes and their points are
-        `rules.options`'."""
+        """(box, value in points: gain now plus the expected rest) for each legal box of five alike under the
+        forced joker, where the legal boxes and their points are `rules.options`'."""
         st, rs = self.states, self.rules
         mask, upper, flag = state
         out = []
