@@ -12,7 +12,7 @@ one log costs a lookup in every later log of the run."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import lru_cache
+from functools import cache, lru_cache
 from itertools import combinations_with_replacement
 from operator import itemgetter
 from typing import NamedTuple
@@ -68,7 +68,7 @@ def rounded_means(sums) -> list[int]:
     return [(s + HALF) // OUTCOMES - ((s - HALF) % (2 * OUTCOMES) == 0) for s in sums]
 
 
-@lru_cache(maxsize=None)
+@cache
 def sub_keeps(roll: int) -> tuple[int, ...]:
     """The keep index of every distinct hold of roll `roll` (an index among ROLLS) that rerolls at least one die:
     every multiset of faces inside the roll but the roll itself."""
@@ -160,7 +160,7 @@ FIVE_ALIKE_ROLLS = tuple(ROLL_INDEX[(f,) * DICE] for f in FACES)
 ORDINARY_ROLL = (1, 2, 3, 4, 6)  # not five alike
 
 
-@lru_cache(maxsize=None)
+@cache
 def point_codes(rules: str) -> dict[str, tuple[tuple[int, ...], tuple[int, ...], Callable]]:
     """Per box: (its distinct points over the 252 rolls, each roll's index into them, a gather of a tuple of
     values by those indices), by the verifier's own scoring."""
