@@ -15,7 +15,7 @@ keep events append-only in the database, seeds sealed and tokens hashed; both
 hold the rate limits every server shares; both answer a write only once it is
 on disk (FAIRDICE_SYNCHRONOUS=FULL by default); and both turn a fault of the
 machine or the network (disk full, read-only or failing, a corrupt database,
-a vanished or replaced file, a database out of reach) into `Unavailable`,
+a vanished or replaced file, a database out of reach) into `UnavailableError`,
 recovering by themselves once it is gone.
 `open_store(settings)` picks one by the `db` setting: a `postgresql://` URL
 or a file.
@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .stores.base import (GAMES_MARKER, SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord,
-                          GamesMarker, Remember, Remembered, Snapshot, Store, StoreError, Unavailable, is_postgres_url,
-                          redacted)
+from .stores.base import (GAMES_MARKER, SCHEMA_VERSION, BusyError, ConflictError, DuplicateGameError,
+                          GameNotFoundError, GameRecord, GamesMarker, Remember, Remembered, Snapshot, Store, StoreError,
+                          UnavailableError, is_postgres_url, redacted)
 from .stores.sqlite import SQLiteStore
 
-__all__ = ["SCHEMA_VERSION", "Busy", "Conflict", "DuplicateGame", "GameNotFound", "GameRecord", "GamesMarker",
-           "PostgresStore", "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError", "Unavailable",
-           "describe_db", "games_marker", "is_postgres_url", "open_store"]
+__all__ = ["SCHEMA_VERSION", "BusyError", "ConflictError", "DuplicateGameError", "GameNotFoundError", "GameRecord",
+           "GamesMarker", "Remember", "Remembered", "SQLiteStore", "Snapshot", "Store", "StoreError",
+           "UnavailableError", "describe_db", "games_marker", "is_postgres_url", "open_store",
+           "PostgresStore"]  # noqa: F822 (defined on first use by __getattr__ below)
 
 
 def __getattr__(name: str):
