@@ -14,7 +14,8 @@ import urllib.request
 
 import pytest
 
-from test_browser import ARTIFACTS, PHONE, browser, new_page, watch  # noqa: F401 (fixtures)
+from support.browser import ARTIFACTS, PHONE, new_page
+from support.browser import altered_table
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 HUMAN = {"type": "human", "name": "ann"}
@@ -56,7 +57,7 @@ COACH_SCRIPT = """async ([base, gid, lang]) => {
 }"""
 
 
-def test_the_coach_shows_the_points_left_and_the_costliest_decisions_in_both_languages(browser, watch, app_url,  # noqa: F811
+def test_the_coach_shows_the_points_left_and_the_costliest_decisions_in_both_languages(browser, watch, app_url,
                                                                                         optimal_table):
     optimal_table("yacht")
     gid = finished_game(app_url, "ev")
@@ -87,13 +88,6 @@ def test_the_coach_shows_the_points_left_and_the_costliest_decisions_in_both_lan
         page.context.close()
 
 
-def altered_table(route):
-    """The server's table with its last bit flipped on the way (a route handler): another table, another digest."""
-    body = bytearray(route.fetch().body())
-    body[-1] ^= 1
-    route.fulfill(status=200, body=bytes(body), headers={"Content-Type": "application/octet-stream"})
-
-
 VERDICT_SCRIPT = """async ([gid]) => {
   const { tablesFor } = await import("/ui/tables.js");
   const { checkSeats } = await import("/ui/verification.js");
@@ -112,7 +106,7 @@ VERDICT_SCRIPT = """async ([gid]) => {
 }"""
 
 
-def test_a_game_against_the_optimal_bot_ends_verified_in_the_page(browser, watch, app_url, optimal_table):  # noqa: F811
+def test_a_game_against_the_optimal_bot_ends_verified_in_the_page(browser, watch, app_url, optimal_table):
     optimal_table("yacht")
     gid = finished_game(app_url, "optimal")
     log = _call(f"{app_url}/v1/games/{gid}/log")

@@ -13,8 +13,7 @@ import sys
 
 import pytest
 
-from test_browser import (CJK_TEXT, PHONE, TOUCH, api_get, axe_clean, browser, new_page, shot, site,  # noqa: F401
-                          watch)
+from support.browser import CJK_TEXT, PHONE, TOUCH, api_get, axe_clean, new_page, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 VERDICT = "[data-testid=dice-verdict]:not([hidden])"

@@ -24,9 +24,9 @@ import subprocess
 
 import pytest
 
-from test_browser import (CJK_TEXT, IDLE, LATIN_WORDS, NOT_TRANSLATED, PHONE, ROLL, TOUCH, api_get,  # noqa: F401
-                          assert_touch_targets, axe_clean, browser, installed_command, new_page, picks, press, roll, shot,
-                          site, watch)
+from support.api_helpers import installed_command
+from support.browser import (CJK_TEXT, IDLE, LATIN_WORDS, NOT_TRANSLATED, PHONE, ROLL, TOUCH, api_get,
+                             assert_touch_targets, axe_clean, new_page, picks, press, roll, shot)
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

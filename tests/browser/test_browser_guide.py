@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import (ARTIFACTS, DESKTOP, PHONE, SMALL_PHONE, TOUCH, ZH_BOXES, assert_all_chinese, assert_all_english,  # noqa: F401
-                          axe_clean, browser, new_page, press, roll, site, start_solo_game, watch)
+from support.browser import (ARTIFACTS, DESKTOP, PHONE, SMALL_PHONE, TOUCH, ZH_BOXES, assert_all_chinese,
+                             assert_all_english, axe_clean, new_page, press, roll, start_solo_game)
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 

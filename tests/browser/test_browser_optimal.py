@@ -20,10 +20,9 @@ import re
 
 import pytest
 
-from test_browser import (PHONE, TOUCH, api_get, assert_all_chinese, assert_all_english, axe_clean, browser,  # noqa: F401
-                          new_page, press, site, watch)
-from test_browser_coach import altered_table
-from test_browser_page import LOCALES, create_and_start, play_one_turn, shot
+from support.browser import PHONE, TOUCH, api_get, assert_all_chinese, assert_all_english, axe_clean, new_page, press
+from support.browser import altered_table
+from support.browser_page import LOCALES, create_and_start, play_one_turn, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
@@ -45,7 +44,7 @@ RECORD = """
 """
 
 
-def phone(browser, watch, lang):  # noqa: F811
+def phone(browser, watch, lang):
     page = new_page(browser, watch, PHONE, locale=LOCALES[lang], **TOUCH)
     page.context.add_init_script(RECORD)
     return page
@@ -70,7 +69,7 @@ def optimal_decisions(log: dict, seat: int) -> int:
     return sum(1 for e in log["events"] if e.get("seat") == seat and (e["type"] == "score" or e.get("roll", 1) > 1))
 
 
-def test_a_game_against_the_optimal_bot_ends_verified_and_coached_on_a_phone(site, browser, watch, optimal_table):  # noqa: F811
+def test_a_game_against_the_optimal_bot_ends_verified_and_coached_on_a_phone(site, browser, watch, optimal_table):
     optimal_table("yacht")
     page = phone(browser, watch, "zh")
     page.goto(site + "/")
@@ -147,7 +146,7 @@ def test_a_game_against_the_optimal_bot_ends_verified_and_coached_on_a_phone(sit
 
 
 @pytest.mark.parametrize("lang", ["en"])
-def test_the_coach_cannot_judge_upper_first_and_says_why(site, browser, watch, lang):  # noqa: F811
+def test_the_coach_cannot_judge_upper_first_and_says_why(site, browser, watch, lang):
     page = phone(browser, watch, lang)
     page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")
@@ -165,7 +164,7 @@ def test_the_coach_cannot_judge_upper_first_and_says_why(site, browser, watch, l
     page.context.close()
 
 
-def test_a_table_altered_on_the_way_is_refused_and_said(site, browser, watch, optimal_table):  # noqa: F811
+def test_a_table_altered_on_the_way_is_refused_and_said(site, browser, watch, optimal_table):
     """The server (or the network) sends another table than the one the game's optimal bot commits to: the page
     refuses it, says so, and leaves the bot's moves unchecked ("–", never ✓)."""
     optimal_table("yacht")
@@ -189,7 +188,7 @@ LAZY = ("end-screen.js", "report.js", "verify/replay.js", "verify/events.js", "v
 BUDGET = 311 * 1024 // 2  # half of issue 25's baseline, on the wire (headers and bodies)
 
 
-def test_the_first_load_fetches_only_what_the_lobby_needs(site, browser, watch):  # noqa: F811
+def test_the_first_load_fetches_only_what_the_lobby_needs(site, browser, watch):
     page = new_page(browser, watch, PHONE, **TOUCH)
     seen = []
     page.on("requestfinished", lambda r: seen.append(r))
@@ -209,7 +208,7 @@ def test_the_first_load_fetches_only_what_the_lobby_needs(site, browser, watch):
     page.context.close()
 
 
-def test_a_game_plays_and_ends_with_the_end_screens_module_held_back(site, browser, watch):  # noqa: F811
+def test_a_game_plays_and_ends_with_the_end_screens_module_held_back(site, browser, watch):
     """The end screen's module (asked for when the game starts) is not answered until the game is over: the game
     plays all the same, and its end and verdict are shown once the module arrives."""
     page = new_page(browser, watch, PHONE, **TOUCH)
@@ -233,7 +232,7 @@ def test_a_game_plays_and_ends_with_the_end_screens_module_held_back(site, brows
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
-def test_the_lobby_links_to_the_fair_dice_page(site, browser, watch, lang):  # noqa: F811
+def test_the_lobby_links_to_the_fair_dice_page(site, browser, watch, lang):
     page = new_page(browser, watch, PHONE, locale=LOCALES[lang], **TOUCH)
     page.goto(site + "/")
     page.wait_for_selector("#lobby:not([hidden])")

@@ -22,28 +22,19 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 
-from test_browser import (DESKTOP, IDLE, PHONE, REPO, TOUCH, api_get, assert_all_chinese, assert_all_english,  # noqa: F401
-                          assert_touch_targets, axe_clean, browser, card_texts, new_page, picks, press, roll, site,
-                          wait_my_turn_or_end, watch)
+from support.browser import (DESKTOP, IDLE, PHONE, TOUCH, api_get, assert_all_chinese, assert_all_english,
+                             assert_touch_targets, axe_clean, card_texts, new_page, picks, press, roll,
+                             wait_my_turn_or_end)
+from support.browser_page import LOCALES, choose, create_and_start, play_one_turn, shot
 
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
-SCREENSHOTS = REPO / "artifacts" / "screenshots"
-LOCALES = {"zh": "zh-CN", "en": "en-US"}
 # The words of the seed documents' promise (000_…: 免费，无需注册), and jargon a plain sentence does without.
 FREE = {"zh": "免费 · 无需注册", "en": "Free · no sign-up"}
 JARGON = re.compile(r"SPEC|HMAC|§|SHA")
-
-
-def shot(page, name: str, full_page: bool = False) -> Path:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    path = SCREENSHOTS / name
-    page.screenshot(path=str(path), full_page=full_page)
-    return path
 
 
 def in_language(page, lang: str, screen: str):
@@ -71,41 +62,6 @@ def assert_on_screen(page, selectors, what, unscrolled=False):
 def assert_on_screen_unscrolled(page, selectors, what):
     """Each element is drawn, wholly inside the viewport, and the page is not scrolled."""
     assert_on_screen(page, selectors, what, unscrolled=True)
-
-
-def choose(page, touch, rules="yacht", bot="greedy"):
-    press(page, page.get_by_test_id(f"rules-{rules}"), touch)
-    press(page, page.get_by_test_id(f"bot-{bot}"), touch)
-    press(page, page.locator("input[name=first][value=me]"), touch)
-
-
-def create_and_start(page, touch, rules="yacht", bot="greedy", upper_first=False) -> str:
-    """A new game from the lobby as the player makes it; its id."""
-    choose(page, touch, rules, bot)
-    if upper_first:
-        if not page.locator("#advanced").evaluate("d => d.open"):
-            press(page, page.get_by_test_id("advanced"), touch)
-        press(page, page.get_by_test_id("upper-first"), touch)
-    press(page, page.get_by_test_id("create-game"), touch)
-    page.wait_for_selector("#commit-card:not([hidden])")
-    press(page, page.get_by_test_id("start-game"), touch)
-    page.wait_for_selector("#game:not([hidden])")
-    wait_my_turn_or_end(page)
-    return json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["game_id"]
-
-
-def play_one_turn(page, touch) -> str:
-    """Roll once and record the best box; the box's category."""
-    roll(page, touch=touch)
-    category, _ = max(picks(page), key=lambda o: o[1])
-    press(page, page.get_by_test_id(f"box-{category}"), touch)
-    if page.locator("#confirm-dialog[open]").count():
-        press(page, page.locator("#confirm-ok"), touch)
-    wait_my_turn_or_end(page)
-    return category
-
-
-# ------------------------------------------------------------------ the lobby on a phone
 
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
@@ -255,7 +211,7 @@ def test_abandon_an_unfinished_game_from_the_lobby(site, browser, watch, device,
 @pytest.fixture(scope="module")
 def quota_site(tmp_path_factory):
     """A server that keeps one unfinished game per client (FAIRDICE_MAX_UNFINISHED=1)."""
-    from test_api_helpers import ServeProcess
+    from support.api_helpers import ServeProcess
     proc = ServeProcess(tmp_path_factory.mktemp("quota"), workers=1, threads=4,
                         extra_env={"FAIRDICE_MAX_UNFINISHED": "1"}).start()
     yield proc.url

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-import forge
+from support import forge
 from verifier.cli import main
+from support import FORGED
 
-FORGED = Path(__file__).resolve().parent / "vectors" / "forged"
 INDEX = json.loads((FORGED / "index.json").read_text(encoding="ascii"))
 CASES = {case["name"]: case for case in INDEX["cases"]}
 EXIT = {"ok": 0, "fail": 1, "error": 2}

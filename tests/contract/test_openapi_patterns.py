@@ -13,7 +13,6 @@ import json
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import jsonschema_rs
 import pytest
@@ -25,8 +24,9 @@ from api.openapi_patterns import (OPENAPI_PATH, SURROGATES, apply, client_seed_p
 from fairdice import derive
 from fairdice.errors import FairdiceError
 from fairdice.game import check_seats
+from support import VECTORS as VECTOR_DIR
 
-VECTORS = json.loads((Path(__file__).parent / "vectors" / "client_seed_rule.json").read_text(encoding="utf-8"))
+VECTORS = json.loads((VECTOR_DIR / "client_seed_rule.json").read_text(encoding="utf-8"))
 NODE = shutil.which("node") or "/usr/bin/node"
 SEED = re.compile(client_seed_pattern())
 NAME = re.compile(seat_name_pattern())

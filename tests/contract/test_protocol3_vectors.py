@@ -10,7 +10,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 from cryptography.exceptions import InvalidSignature
@@ -19,10 +18,11 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 from fairdice.errors import FairdiceError
 from fairdice.game import Game
 from fairdice.log import setup_from_header
-from test_api_helpers import spec_canonical, spec_field
+from support.api_helpers import spec_canonical, spec_field
 from verifier.replay import verify_document
+from support import VECTORS
 
-VECTOR = json.loads((Path(__file__).resolve().parent / "vectors" / "players.json").read_text(encoding="utf-8"))
+VECTOR = json.loads((VECTORS / "players.json").read_text(encoding="utf-8"))
 LOG = VECTOR["log"]
 SERVER_KEY = bytes.fromhex(VECTOR["public_key"])
 COMMAND_FIELDS = {"client_seed_commit": ("type", "seat", "commitment", "player_key"),

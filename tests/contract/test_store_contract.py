@@ -17,188 +17,25 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import secrets
-import sqlite3
 import subprocess
 import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
 from api import create_app
 from api.config import settings
-from api.store import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, GameRecord, Remember, Remembered,
-                       SQLiteStore, StoreError, describe_db)
+from api.store import (SCHEMA_VERSION, Busy, Conflict, DuplicateGame, GameNotFound, Remember, Remembered,
+                       StoreError, describe_db)
 from fairdice.edges.client import verify_log
-from test_api_helpers import play_turn
+from support.api_helpers import play_turn
+from support.stores import SEALED, event, finish_game, PostgresBackend, record, stamp_times
+from support import REPO as ROOT
 
 HUMAN = {"type": "human", "name": "ann"}
 GREEDY = {"type": "bot", "bot": "greedy"}
-SEALED = bytes(range(256))[::-1] + b"\x00\x00"  # every byte value, NUL at the end: a blob, not text
-ROOT = Path(__file__).resolve().parents[1]
-
-
-class SQLiteBackend:
-    name = "sqlite"
-    Error = sqlite3.DatabaseError
-
-    def __init__(self, tmp_path):
-        self.path = tmp_path / "store.sqlite3"
-        self.stores = []
-
-    def open(self, **options):
-        store = SQLiteStore(self.path, **options)
-        self.stores.append(store)
-        return store
-
-    def config(self, tmp_path) -> dict:
-        return {"FAIRDICE_DATA_DIR": str(tmp_path), "FAIRDICE_DB": str(self.path)}
-
-    @contextmanager
-    def connection(self):
-        conn = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-        try:
-            yield conn
-        finally:
-            conn.close()
-
-    def execute(self, sql: str, args=()):
-        with self.connection() as conn:
-            return conn.execute(sql, args).fetchall()
-
-    def destructive_statements(self) -> list[str]:
-        return ["UPDATE events SET body = '{}' WHERE game_id = ?", "UPDATE events SET idx = idx + 10",
-                "DELETE FROM events WHERE game_id = ?", "DELETE FROM events"]
-
-    def set_schema_version(self, version: int) -> None:
-        self.execute(f"PRAGMA user_version = {version}")
-
-    def opener(self) -> str:
-        """Python source that opens this store in another process (as `store`)."""
-        return f"from api.store import SQLiteStore\nstore = SQLiteStore({str(self.path)!r})"
-
-    def make_version_1(self) -> None:
-        """A database as fairdice made it with schema version 1 (HEAD before issue 14)."""
-        with self.connection() as conn:
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.executescript(SQLITE_SCHEMA_V1)
-            conn.execute("PRAGMA user_version = 1")
-
-    def schema_version(self) -> int:
-        return self.execute("PRAGMA user_version")[0][0]
-
-    @contextmanager
-    def game_locked(self, game_id: str):
-        """Another writer holds the write lock (SQLite locks the whole database)."""
-        with self.connection() as conn:
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield
-            finally:
-                conn.execute("ROLLBACK")
-
-    def close(self) -> None:
-        for store in self.stores:
-            store.close()
-
-
-class PostgresBackend:
-    name = "postgres"
-
-    def __init__(self, server_url: str):
-        import psycopg
-
-        self.psycopg = psycopg
-        self.Error = psycopg.Error
-        self.server_url = server_url
-        self.schema = "contract_" + secrets.token_hex(6)
-        with psycopg.connect(server_url, autocommit=True) as conn:
-            conn.execute(f"CREATE SCHEMA {self.schema}")
-        self.url = f"{server_url}?options=-csearch_path%3D{self.schema}"
-        self.stores = []
-
-    def open(self, **options):
-        from api.store import PostgresStore
-
-        options.pop("checkpoint_every", None)  # SQLite's alone
-        store = PostgresStore(self.url, **options)
-        self.stores.append(store)
-        return store
-
-    def config(self, tmp_path) -> dict:
-        return {"FAIRDICE_DATA_DIR": str(tmp_path), "FAIRDICE_DB": self.url}
-
-    @contextmanager
-    def connection(self):
-        with self.psycopg.connect(self.url, autocommit=True) as conn:
-            yield conn
-
-    def execute(self, sql: str, args=()):
-        with self.connection() as conn:
-            cur = conn.execute(sql.replace("?", "%s"), args)
-            return cur.fetchall() if cur.description else []
-
-    def destructive_statements(self) -> list[str]:
-        return ["UPDATE events SET body = '{}' WHERE game_id = ?", "UPDATE events SET idx = idx + 10",
-                "DELETE FROM events WHERE game_id = ?", "DELETE FROM events", "TRUNCATE events",
-                "TRUNCATE games CASCADE"]
-
-    def set_schema_version(self, version: int) -> None:
-        self.execute("UPDATE fairdice_schema SET version = ?", (version,))
-
-    def opener(self) -> str:
-        return f"from api.store import PostgresStore\nstore = PostgresStore({self.url!r}, pool_size=4)"
-
-    def make_version_1(self) -> None:
-        with self.connection() as conn:
-            conn.execute(POSTGRES_SCHEMA_V1)
-            conn.execute("INSERT INTO fairdice_schema (version) VALUES (1)")
-
-    def schema_version(self) -> int:
-        return self.execute("SELECT max(version) FROM fairdice_schema")[0][0]
-
-    @contextmanager
-    def game_locked(self, game_id: str):
-        """Another server's transaction holds the game's row."""
-        with self.connection() as conn, conn.transaction():
-            conn.execute("SELECT 1 FROM games WHERE game_id = %s FOR UPDATE", (game_id,))
-            yield
-
-    def close(self) -> None:
-        for store in self.stores:
-            store.close()
-        with self.psycopg.connect(self.server_url, autocommit=True) as conn:
-            conn.execute(f"DROP SCHEMA {self.schema} CASCADE")
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.e2e)])
-def backend(request, tmp_path):
-    made = (SQLiteBackend(tmp_path) if request.param == "sqlite"
-            else PostgresBackend(request.getfixturevalue("postgres_url")))
-    yield made
-    made.close()
-
-
-@pytest.fixture
-def store(backend):
-    return backend.open()
-
-
-def record(game_id: str | None = None, **changes) -> GameRecord:
-    fields = dict(game_id=game_id or secrets.token_urlsafe(12),
-                  opened={"header": {"game_id": "g", "commitment": "c" * 64, "seats": ["ann", "ü 🎲"]},
-                          "commitment_signature": "s" * 128},
-                  key_id="k" * 16, tokens=[{"seat": 0, "sha256": "a" * 64}, {"seat": None, "sha256": "b" * 64}],
-                  seed_sealed=SEALED, seed_revealed=None, status="awaiting_client_seed")
-    return GameRecord(**{**fields, **changes})
-
-
-def event(n: int, **extra) -> dict:
-    return {"type": "roll", "seat": 0, "n": n, **extra}
 
 
 def dump(backend) -> bytes:
@@ -625,9 +462,6 @@ def test_rate_hits_racing_in_threads_of_one_store_allow_exactly_the_burst(store)
 
 # --- quotas, timeouts, keys -----------------------------------------------------------------------------
 
-def _finish(store, game_id, status, reveal=True):
-    store.append(game_id, 0, [event(0)], status, reveal=("cd" * 32, "{}") if reveal else None)
-
 
 def test_a_game_keeps_the_client_that_created_it(store):
     made, anonymous = record(client="203.0.113.9"), record()
@@ -645,16 +479,11 @@ def test_unfinished_games_are_counted_per_client(store):
         store.create_game(made)
         ids[name] = made.game_id
     store.append(ids["running"], 0, [event(0)], "playing")
-    _finish(store, ids["finished"], "finished")
-    _finish(store, ids["abandoned"], "abandoned")
-    _finish(store, ids["finished-unrevealed"], "finished", reveal=False)  # the status says it: over
+    finish_game(store, ids["finished"], "finished")
+    finish_game(store, ids["abandoned"], "abandoned")
+    finish_game(store, ids["finished-unrevealed"], "finished", reveal=False)  # the status says it: over
     assert store.unfinished_count("a") == 2  # running, waiting
     assert store.unfinished_count("b") == 1 and store.unfinished_count("nobody") == 0
-
-
-def _stamp(backend, game_id, created_at, updated_at):
-    backend.execute("UPDATE games SET created_at = ?, updated_at = ? WHERE game_id = ?",
-                    (created_at, updated_at, game_id))
 
 
 def test_stale_games_are_the_unfinished_ones_idle_longest_first(backend, store):
@@ -665,13 +494,13 @@ def test_stale_games_are_the_unfinished_ones_idle_longest_first(backend, store):
         made = record()
         store.create_game(made)
         ids[name] = made.game_id
-    _finish(store, ids["finished-old"], "finished")
-    _stamp(backend, ids["idle-3d"], "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z")
-    _stamp(backend, ids["idle-2d"], "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
-    _stamp(backend, ids["idle-2d-too"], "2024-01-03T00:00:00Z", "2024-01-03T00:00:00Z")
-    _stamp(backend, ids["old-but-moving"], "2024-01-01T00:00:00Z", "2024-01-05T12:00:00Z")
-    _stamp(backend, ids["recent"], "2024-01-05T11:00:00Z", "2024-01-05T11:00:00Z")
-    _stamp(backend, ids["finished-old"], "2023-01-01T00:00:00Z", "2023-01-01T00:00:00Z")
+    finish_game(store, ids["finished-old"], "finished")
+    stamp_times(backend, ids["idle-3d"], "2024-01-01T00:00:00Z", "2024-01-02T00:00:00Z")
+    stamp_times(backend, ids["idle-2d"], "2024-01-01T00:00:00Z", "2024-01-03T00:00:00Z")
+    stamp_times(backend, ids["idle-2d-too"], "2024-01-03T00:00:00Z", "2024-01-03T00:00:00Z")
+    stamp_times(backend, ids["old-but-moving"], "2024-01-01T00:00:00Z", "2024-01-05T12:00:00Z")
+    stamp_times(backend, ids["recent"], "2024-01-05T11:00:00Z", "2024-01-05T11:00:00Z")
+    stamp_times(backend, ids["finished-old"], "2023-01-01T00:00:00Z", "2023-01-01T00:00:00Z")
     since = "2024-01-05T00:00:00Z"
     same_day = sorted([ids["idle-2d"], ids["idle-2d-too"]])
     assert store.stale_games(since) == [ids["idle-3d"], *same_day]
@@ -727,7 +556,7 @@ def test_stats_count_what_the_store_holds(backend, store):
     store.create_game(a)
     store.create_game(b)
     store.append(a.game_id, 0, [event(0), event(1)], "playing", remember=Remember(0, "k", "f" * 64, 200, "{}"))
-    _finish(store, b.game_id, "finished")
+    finish_game(store, b.game_id, "finished")
     store.rate_hit("r", 1.0, 1, now=time.time() + 100)
     if backend.name == "sqlite":
         store.prune("2000-01-01T00:00:00Z")  # the WAL copied into the database: its file holds every page
@@ -834,82 +663,3 @@ def test_the_app_picks_postgres_for_a_postgres_url(postgres_url, tmp_path):
     finally:
         backend.close()
 
-
-# --- schema version 1, exactly as fairdice made it before version 2 (git show 6aa2e89:api/stores/*.py) ------
-
-SQLITE_SCHEMA_V1 = """
-CREATE TABLE IF NOT EXISTS games (
-    game_id       TEXT PRIMARY KEY,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT NOT NULL,
-    opened        TEXT NOT NULL,      -- the creation document: header + commitment_signature
-    key_id        TEXT NOT NULL,
-    tokens        TEXT NOT NULL,      -- JSON [{"seat": int|null, "sha256": hex}]
-    seed_sealed   BLOB,               -- AES-GCM sealed server seed while the game runs
-    seed_revealed TEXT,               -- hex server seed once the game is over
-    status        TEXT NOT NULL,
-    event_count   INTEGER NOT NULL DEFAULT 0,
-    final_log     TEXT,               -- the signed transcript once the game is over
-    CHECK ((seed_sealed IS NULL) <> (seed_revealed IS NULL))
-);
-CREATE TABLE IF NOT EXISTS events (
-    game_id TEXT NOT NULL REFERENCES games(game_id),
-    idx     INTEGER NOT NULL,
-    body    TEXT NOT NULL,
-    PRIMARY KEY (game_id, idx)
-) WITHOUT ROWID;
-CREATE TRIGGER IF NOT EXISTS events_no_update BEFORE UPDATE ON events
-BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS events_no_delete BEFORE DELETE ON events
-BEGIN SELECT RAISE(ABORT, 'events are append-only'); END;
-CREATE TABLE IF NOT EXISTS idempotency (
-    game_id     TEXT NOT NULL REFERENCES games(game_id),
-    seat        INTEGER NOT NULL,     -- -1 for the operator of a game without human seats
-    key         TEXT NOT NULL,
-    fingerprint TEXT NOT NULL,
-    status      INTEGER NOT NULL,
-    body        TEXT NOT NULL,
-    created_at  TEXT NOT NULL,
-    PRIMARY KEY (game_id, seat, key)
-) WITHOUT ROWID;
-"""
-
-POSTGRES_SCHEMA_V1 = """
-CREATE TABLE fairdice_schema (version integer NOT NULL);
-CREATE TABLE games (
-    game_id       text PRIMARY KEY,
-    created_at    text NOT NULL,
-    updated_at    text NOT NULL,
-    opened        text NOT NULL,      -- the creation document: header + commitment_signature
-    key_id        text NOT NULL,
-    tokens        text NOT NULL,      -- JSON [{"seat": int|null, "sha256": hex}]
-    seed_sealed   bytea,              -- AES-GCM sealed server seed while the game runs
-    seed_revealed text,               -- hex server seed once the game is over
-    status        text NOT NULL,
-    event_count   integer NOT NULL DEFAULT 0,
-    final_log     text,               -- the signed transcript once the game is over
-    CHECK ((seed_sealed IS NULL) <> (seed_revealed IS NULL))
-);
-CREATE TABLE events (
-    game_id text NOT NULL REFERENCES games(game_id),
-    idx     integer NOT NULL,
-    body    text NOT NULL,
-    PRIMARY KEY (game_id, idx)
-);
-CREATE FUNCTION fairdice_events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE EXCEPTION 'events are append-only'; END $$;
-CREATE TRIGGER events_no_update_or_delete BEFORE UPDATE OR DELETE ON events
-    FOR EACH ROW EXECUTE FUNCTION fairdice_events_append_only();
-CREATE TRIGGER events_no_truncate BEFORE TRUNCATE ON events
-    FOR EACH STATEMENT EXECUTE FUNCTION fairdice_events_append_only();
-CREATE TABLE idempotency (
-    game_id     text NOT NULL REFERENCES games(game_id),
-    seat        integer NOT NULL,     -- -1 for the operator of a game without human seats
-    key         text NOT NULL,
-    fingerprint text NOT NULL,
-    status      integer NOT NULL,
-    body        text NOT NULL,
-    created_at  text NOT NULL,
-    PRIMARY KEY (game_id, seat, key)
-);
-"""

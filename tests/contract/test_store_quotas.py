@@ -11,7 +11,7 @@ import pytest
 from api.store import SCHEMA_VERSION
 from api.stores.base import CLIENT_QUOTAS_TABLE, ClientGames
 from api.stores.sessions_base import SESSION_TABLES
-from test_store_contract import _finish, _stamp, backend, event, record, store  # noqa: F401 (fixtures)
+from support.stores import event, finish_game, record, stamp_times
 
 
 def test_a_quota_set_through_one_store_is_seen_through_another(backend):
@@ -39,10 +39,10 @@ def test_client_games_counts_the_unfinished_ones_and_finds_the_idlest(backend, s
     for made in games:
         store.create_game(made)
     store.append(games[1].game_id, 0, [event(0)], "playing")
-    _finish(store, games[2].game_id, "finished")
+    finish_game(store, games[2].game_id, "finished")
     for made, updated in zip(games, ["2026-01-03T00:00:00Z", "2026-01-02T00:00:00Z", "2026-01-01T00:00:00Z",
                                      "2026-01-05T00:00:00Z", "2025-01-01T00:00:00Z"]):
-        _stamp(backend, made.game_id, "2025-12-31T00:00:00Z", updated)
+        stamp_times(backend, made.game_id, "2025-12-31T00:00:00Z", updated)
     store.set_client_quota("a", 7)
     # games[2] is the idlest of a's, but finished; b's idler game is b's
     assert store.client_games("a") == ClientGames(3, "2026-01-02T00:00:00Z", 7)

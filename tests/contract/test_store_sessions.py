@@ -13,14 +13,9 @@ import pytest
 
 from api.store import Conflict, Remember
 from api.stores.sessions_base import SessionNotFound, SessionRecord
-from test_store_contract import backend, store  # noqa: F401  (the fixtures: each test runs on both stores)
+from support.stores import tail
 
 SEALED = bytes(range(256))[::-1] + b"\x00"  # a blob with every byte value, not text
-
-
-def tail(n: int, pair: int = 0, revealed: int = 0) -> dict:
-    return {"events": n, "chain": f"{n:064x}", "pair": pair, "nonce": n, "serial": n, "client_seed": "c",
-            "app_key": None, "revealed": revealed}
 
 
 def created(store, session_id: str = "s-1") -> SessionRecord:

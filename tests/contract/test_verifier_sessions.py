@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-import forge_sessions
+from support import forge_sessions
 from fairdice.notation import parse
 from verifier import sessions as vs
 from verifier.cli import main
 from verifier.session_audit import chi2_sf, uniformity
+from support import VECTORS as VECTOR_DIR
 
-HERE = Path(__file__).resolve().parent
-VECTORS = json.loads((HERE / "vectors" / "sessions.json").read_text())
-FORGED = HERE / "vectors" / "forged_sessions"
+VECTORS = json.loads((VECTOR_DIR / "sessions.json").read_text())
+FORGED = VECTOR_DIR / "forged_sessions"
 INDEX = json.loads((FORGED / "index.json").read_text(encoding="ascii"))
 CASES = {case["name"]: case for case in INDEX["cases"]}
 EXIT = {"ok": 0, "fail": 1}
@@ -219,7 +219,7 @@ def test_in_a_batch_each_receipt_applies_to_its_own_session(tmp_path, capsys):
 
 def test_the_summary_counts_games_and_dice_sessions_apart(tmp_path, capsys):
     (tmp_path / "session.json").write_text(json.dumps(VECTORS["session"]["log"]))
-    (tmp_path / "game.json").write_text((HERE / "vectors" / "log_short.json").read_text())
+    (tmp_path / "game.json").write_text((VECTOR_DIR / "log_short.json").read_text())
     main(["--allow-unsigned", str(tmp_path / "session.json"), str(tmp_path / "game.json")])
     assert "1 games, 1 dice sessions: " in capsys.readouterr().out.splitlines()[-1]
     main(["--json", "--allow-unsigned", str(tmp_path / "session.json"), str(tmp_path / "game.json")])

@@ -4,22 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
 import struct
-from pathlib import Path
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from verifier import seed_rule
 from verifier.replay import client_seed_ok, seat_name_ok, verify_document
 from verifier.spec import CATEGORIES, Deriver, options, points, yahtzee_bonus
+from support import vectors
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
-
-
-def vectors(name: str):
-    """A vector file of tests/vectors/ (committed: a missing one is an error, not a skip)."""
-    return json.loads((VECTORS / name).read_text())
 
 
 def u32(n: int) -> bytes:
@@ -89,7 +82,7 @@ def test_the_verifier_keeps_the_client_seed_rule_of_the_vector_file():
 def test_unassigned_code_points_verify_and_a_refused_seat_name_fails_the_format():
     from fairdice.game import Game, Setup
     from fairdice.log import build_log, open_log
-    from test_verifier_support import SIGNER, resign
+    from support.verifier_support import SIGNER, resign
 
     setup = Setup.build("unicode-15", "yacht", [{"type": "human", "name": "\U0001FAE8 ann"},
                                                 {"type": "bot", "bot": "greedy"}])

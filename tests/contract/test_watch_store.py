@@ -13,7 +13,7 @@ import time
 import pytest
 
 from api.store import Conflict, Remember, Unavailable
-from test_store_contract import PostgresBackend, backend, record  # noqa: F401 (backend: the contract's fixture)
+from support.stores import PostgresBackend, record
 
 FEED_BOUND = 2.0  # seconds within which a feed reports an append
 

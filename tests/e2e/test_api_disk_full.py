@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from test_api import EV, HUMAN, bearer
-from test_api_helpers import play_turn
-from test_store_faults import mount, unmount
+from support.api_helpers import EV, HUMAN, bearer
+from support.api_helpers import play_turn
+from support.disks import mount, unmount
 
 DISK = "8m"  # the disk the issue saw filled by the service itself (233 moves, answers kept in full)
 

@@ -23,7 +23,7 @@ import requests
 
 from fairdice.edges.client import Client, verify_log
 from fairdice.rules import RULESETS
-from test_api_helpers import ServeProcess, best_option, choose_hold, installed_command
+from support.api_helpers import ServeProcess, best_option, choose_hold, installed_command
 
 pytestmark = pytest.mark.e2e
 

@@ -12,8 +12,8 @@ from requests.adapters import HTTPAdapter
 from fairdice.edges import play as play_mod
 from fairdice.edges.client import ApiError, Client, verify_log
 from fairdice.rules import RULESETS
-from test_api_helpers import play_out, play_session
-from test_verifier_support import PUBLIC_HEX, resign
+from support.api_helpers import play_out, play_session
+from support.verifier_support import PUBLIC_HEX, resign
 from verifier.cli import main as verifier_main
 
 

@@ -21,9 +21,8 @@ import uuid
 import pytest
 import requests
 
-from test_api_helpers import ServeProcess
-from test_durability import loop_disk  # noqa: F401 - the fixture
-from test_serve_slow import QUIET
+from support.api_helpers import ServeProcess
+from support.serve import QUIET
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -149,7 +148,7 @@ def health(base: str) -> tuple[int, dict]:
 
 
 @pytest.mark.parametrize("how, reason", [("remount-ro", "read_only"), ("shutdown", "io_error")])
-def test_no_acknowledged_game_or_move_is_lost_when_the_disk_fails_under_load(loop_disk, how, reason):  # noqa: F811
+def test_no_acknowledged_game_or_move_is_lost_when_the_disk_fails_under_load(loop_disk, how, reason):
     data = loop_disk.mount_point / "var"
     server = ServeProcess(data, workers=2, threads=4, extra_env=QUIET).start()
     ledger, stop = Ledger(), threading.Event()

@@ -6,9 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -16,16 +13,11 @@ import pytest
 
 from api.admin import client_key, describe_stats
 from api.stores.sqlite import SQLiteStore
-from test_api_helpers import REPO
-from test_serve_slow import QUIET
+from support.serve import QUIET
+from support.serve import admin
 
 HUMAN_AND_BOT = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}]
 BOTS_ONLY = [{"type": "bot", "bot": "greedy"}, {"type": "bot", "bot": "greedy"}]
-
-
-def admin(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "fairdice", "admin", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, **QUIET, **(env or {})})
 
 
 @pytest.fixture

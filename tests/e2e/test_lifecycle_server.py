@@ -14,8 +14,8 @@ import time
 import pytest
 import requests
 
-from test_api_helpers import REPO, ServeProcess, installed_command
-from test_serve_slow import QUIET
+from support.api_helpers import REPO, ServeProcess, installed_command
+from support.serve import QUIET
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 

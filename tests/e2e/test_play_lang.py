@@ -7,7 +7,7 @@ import re
 import pytest
 
 from fairdice.edges.playtext import EN, ZH, display_width
-from test_api_helpers import play_session
+from support.api_helpers import play_session
 
 pytestmark = pytest.mark.e2e
 

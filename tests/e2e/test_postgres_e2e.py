@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import random
-import secrets
 import subprocess
 import threading
 import time
@@ -23,26 +22,13 @@ from urllib.parse import urlsplit
 import pytest
 import requests
 
-from test_api_helpers import ServeProcess, best_option, choose_hold, installed_command
+from support.api_helpers import ServeProcess, best_option, choose_hold, installed_command
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 LINE_UPS = {"yacht": [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}],
             "yatzy": [{"type": "bot", "bot": "greedy"}, {"type": "human", "name": "bo"}],
             "classic13": [{"type": "bot", "bot": "ev"}, {"type": "human", "name": "cy"}]}
-
-
-@pytest.fixture
-def database_url(postgres_url):
-    """A fresh database on the run's PostgreSQL server, dropped afterwards."""
-    import psycopg
-
-    name = "fairdice_e2e_" + secrets.token_hex(4)
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"CREATE DATABASE {name}")
-    yield postgres_url.rsplit("/", 1)[0] + "/" + name
-    with psycopg.connect(postgres_url, autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE {name} WITH (FORCE)")
 
 
 class Cluster:

@@ -22,7 +22,7 @@ import pytest
 import requests
 
 from api.logs import QUEUE_ITEMS, StderrLines, access_line, redacted_target
-from test_api_helpers import LIMITS_OFF, REPO
+from support.api_helpers import LIMITS_OFF, REPO
 
 HUMAN_AND_BOT = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}]
 

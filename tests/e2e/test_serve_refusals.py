@@ -13,9 +13,9 @@ import time
 import pytest
 
 from api.worker import HEAD_LIMIT, HEADER_FIELDS_LIMIT
-from test_api_helpers import ServeProcess
-from test_serve_slow import QUIET
-from test_serve_worker import exchange
+from support.api_helpers import ServeProcess
+from support.serve import QUIET
+from support.serve import exchange
 
 pytestmark = pytest.mark.e2e
 

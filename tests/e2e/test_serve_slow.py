@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from test_api_helpers import ServeProcess
+from support.api_helpers import ServeProcess
+from support.serve import QUIET, address
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -22,13 +23,6 @@ BODY_HEADERS = (b"POST /v1/games HTTP/1.1\r\nHost: fairdice\r\nContent-Type: app
                 b"Content-Length: 100\r\n\r\n{")
 HALF_LINE = b"GET /heal"
 CLOSE_ME = b"GET /healthz HTTP/1.1\r\nHost: fairdice\r\nConnection: close\r\n\r\n"
-QUIET = {"FAIRDICE_RATE_CREATE": "off", "FAIRDICE_RATE_MOVES_CLIENT": "off", "FAIRDICE_RATE_MOVES_TOKEN": "off",
-         "FAIRDICE_MAX_UNFINISHED": "0"}
-
-
-def address(server: ServeProcess) -> tuple[str, int]:
-    host, port = server.url.removeprefix("http://").rsplit(":", 1)
-    return host, int(port)
 
 
 def healthz_seconds(addr, timeout: float = PROBE_TIMEOUT) -> float:

@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from test_api_helpers import REPO, ServeProcess
-from test_serve_slow import QUIET
+from support.api_helpers import REPO, ServeProcess
+from support.serve import QUIET
 
 pytestmark = pytest.mark.e2e
 
@@ -208,7 +208,7 @@ def test_a_service_that_stored_games_before_the_marker_gets_it_at_start(tmp_path
 
 
 def test_a_postgres_database_without_games_beside_keys_that_stored_games_is_refused(tmp_path, postgres_url):
-    from test_store_contract import PostgresBackend
+    from support.stores import PostgresBackend
 
     stored, empty = PostgresBackend(postgres_url), PostgresBackend(postgres_url)
     try:

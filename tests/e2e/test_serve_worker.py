@@ -11,8 +11,9 @@ import time
 import pytest
 import requests
 
-from test_api_helpers import ServeProcess
-from test_serve_slow import QUIET, address
+from support.api_helpers import ServeProcess
+from support.serve import QUIET, address
+from support.serve import exchange, read_to_end
 
 pytestmark = pytest.mark.e2e
 
@@ -33,23 +34,6 @@ def post_head(length: int | None = None, extra: bytes = b"") -> bytes:
     framing = b"Transfer-Encoding: chunked\r\n" if length is None else b"Content-Length: %d\r\n" % length
     return (b"POST /v1/games HTTP/1.1\r\nHost: fairdice\r\nContent-Type: application/json\r\nConnection: close\r\n"
             + framing + extra + b"\r\n")
-
-
-def exchange(server, *pieces: bytes, pause: float = 0.3) -> bytes:
-    """Send the pieces with a pause between them, then read until the server closes the connection."""
-    with socket.create_connection(address(server), timeout=10) as sock:
-        for i, piece in enumerate(pieces):
-            if i:
-                time.sleep(pause)
-            sock.sendall(piece)
-        return read_to_end(sock)
-
-
-def read_to_end(sock: socket.socket) -> bytes:
-    data = b""
-    while chunk := sock.recv(65536):
-        data += chunk
-    return data
 
 
 def statuses(answer: bytes) -> list[int]:

@@ -17,7 +17,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import subprocess
 import threading
 import time
 from contextlib import contextmanager
@@ -28,7 +27,9 @@ import pytest
 
 from api.store import PostgresStore, SQLiteStore, StoreError, Unavailable
 from api.stores import sqlite as sqlite_store
-from test_store_contract import PostgresBackend, event, record
+from support.stores import PostgresBackend, event, record
+from support.disks import mount, unmount
+from support.stores import in_new_thread
 
 BIG = {"type": "roll", "pad": "x" * 3000}  # an event that needs pages of its own
 
@@ -39,33 +40,6 @@ def unavailable(reason: str, call, *args, **kwargs) -> Unavailable:
     assert raised.value.reason == reason, raised.value
     assert not isinstance(raised.value.__cause__, sqlite3.Error)
     return raised.value
-
-
-def in_new_thread(call, *args):
-    """call(*args) in a thread of its own (a new connection, as a request on another worker thread opens):
-    its result, or the exception it raised."""
-    box = []
-
-    def run():
-        try:
-            box.append(call(*args))
-        except Exception as exc:  # noqa: BLE001 - handed back to the test
-            box.append(exc)
-
-    thread = threading.Thread(target=run)
-    thread.start()
-    thread.join(60)
-    return box[0]
-
-
-def mount(*args) -> None:
-    done = subprocess.run(["mount", *args], capture_output=True, text=True)
-    if done.returncode:
-        pytest.skip(f"cannot mount here ({done.stderr.strip()}): needs root")
-
-
-def unmount(path: Path) -> None:
-    subprocess.run(["umount", "-l", str(path)], check=True, capture_output=True)
 
 
 class Game:

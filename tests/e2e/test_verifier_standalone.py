@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 FORGED = ROOT / "tests" / "vectors" / "forged"
 CASES = {case["name"]: case for case in json.loads((FORGED / "index.json").read_text(encoding="ascii"))["cases"]}
 LOCK = ROOT / "requirements.lock"

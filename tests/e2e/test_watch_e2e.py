@@ -15,8 +15,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from test_api_helpers import ServeProcess
-from test_postgres_e2e import database_url  # noqa: F401 (a fixture: a fresh database)
+from support.api_helpers import ServeProcess
 
 pytestmark = pytest.mark.e2e
 

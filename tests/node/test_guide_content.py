@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 from collections import Counter
 from pathlib import Path
@@ -19,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from fairdice import rules as core
+from support import REPO
+from support.node import NODE
 
-REPO = Path(__file__).resolve().parent.parent
-NODE = shutil.which("node") or "/usr/bin/node"
 
 pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="Node (v20 or later) is not installed")
 

@@ -9,9 +9,7 @@ import hashlib
 import json
 import random
 import re
-import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,46 +18,18 @@ from fairdice.bots import BOTS, play_bots
 from fairdice.game import Game, Setup
 from fairdice.log import Signer, build_log, move_receipt, open_log
 from fairdice.players import PlayerKey
-from forge import edited, with_events
-from test_verifier_support import PUBLIC_HEX, SIGNER, core_log, random_setup, resign, simulated
-from verifier.cli import main as cli_main
+from support.forge import edited, with_events
+from support.verifier_support import PUBLIC_HEX, SIGNER, core_log, random_setup, resign, simulated
 from verifier.receipt import make_receipt
+from support.node import cli_verdicts, reference_verdict, write_logs
+from support import FORGED, NODE_TESTS, REPO
+from support.node import NODE
 
-REPO = Path(__file__).resolve().parent.parent
-NODE = shutil.which("node") or "/usr/bin/node"
-NODE_TESTS = REPO / "tests" / "node"
-FORGED = REPO / "tests" / "vectors" / "forged"
 
 pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="Node (v20 or later) is not installed")
 
 
 # ------------------------------------------------------------------ running the two verifiers
-
-def cli_verdicts(files: list[Path], tmp: Path, *, trusted: list[str] = (PUBLIC_HEX,), receipt: dict | None = None,
-                 move_receipts: list | None = None, allow_unsigned: bool = False) -> dict[str, tuple] | None:
-    """file -> (ok, checks) of `fairdice-verify --json`, or (None, error) for input that is not a log;
-    None when it refuses its options (a receipt that is no evidence: exit 2 before any log is read)."""
-    args = [sys.executable, "-m", "verifier", "--json", "--jobs", "2"]
-    if trusted:
-        keys = tmp / "trusted-keys.json"
-        keys.write_text(json.dumps({"keys": [{"public_key": k} for k in trusted]}))
-        args += ["--pubkey", str(keys)]
-    if receipt is not None:
-        path = tmp / "receipt.json"
-        path.write_text(json.dumps(receipt))
-        args += ["--receipt", str(path)]
-    if move_receipts is not None:
-        path = tmp / "move-receipts.json"
-        path.write_text(json.dumps(move_receipts))
-        args += ["--receipts", str(path)]
-    if allow_unsigned:
-        args.append("--allow-unsigned")
-    done = subprocess.run(args + [str(f) for f in files], capture_output=True, text=True, timeout=600, cwd=REPO)
-    if not done.stdout and done.returncode == 2:
-        return None
-    assert done.stdout, done.stderr
-    games = json.loads(done.stdout)["games"]
-    return {g["file"]: (None, g["error"]) if g.get("error") else (g["ok"], g["checks"]) for g in games}
 
 
 def js_verdicts(files: list[Path], tmp: Path, *, trusted: list[str] = (PUBLIC_HEX,), receipt: dict | None = None,
@@ -90,16 +60,6 @@ def assert_same_verdicts(files: list[Path], tmp: Path, **options) -> dict[str, t
     return cli
 
 
-def write_logs(directory: Path, docs: dict[str, dict]) -> list[Path]:
-    directory.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for name, doc in docs.items():
-        path = directory / f"{name}.json"
-        path.write_text(json.dumps(doc, ensure_ascii=False))
-        paths.append(path)
-    return paths
-
-
 # ------------------------------------------------------------------ the logs
 
 SIMULATED = [("yacht", "greedy,ev", 6, 901), ("yatzy", "ev,greedy,ev", 6, 902), ("classic13", "ev,ev", 8, 903),
@@ -118,8 +78,6 @@ def core_logs(n: int, seed: int) -> dict[str, dict]:
         setup = random_setup(rng, f"js-{seed}-{i}")
         logs[f"core-{i}"] = core_log(setup, rng.randbytes(32), rng, abandon_after=rng.choice([None, None, 20]))
     return logs
-
-
 
 
 # ------------------------------------------------------------------ version 3: games whose players sign (SPEC §5.7)
@@ -479,37 +437,6 @@ def test_forged_logs_get_the_same_verdict_and_statuses(tmp_path):
     assert sum(ok is False for ok, _ in verdicts.values()) > 0.8 * len(files)
     failed = {c for _, checks in verdicts.values() for c, status in checks.items() if status == "fail"}
     assert {"client_seed.commit", "game.abandon"} <= failed, failed
-
-
-def case_options(case: dict, tmp: Path) -> list[str]:
-    """fairdice-verify's options for one corpus case: its trusted keys, receipt and move receipts written to files."""
-    args = []
-    if case["trusted_keys"]:
-        keys = tmp / "trusted-keys.json"
-        keys.write_text(json.dumps({"keys": [{"public_key": k} for k in case["trusted_keys"]]}))
-        args += ["--pubkey", str(keys)]
-    if case["receipt"] is not None:
-        receipt = tmp / "receipt.json"
-        receipt.write_text(json.dumps(case["receipt"]))
-        args += ["--receipt", str(receipt)]
-    if case.get("move_receipts") is not None:
-        receipts = tmp / "move-receipts.json"
-        receipts.write_text(json.dumps(case["move_receipts"]))
-        args += ["--receipts", str(receipts)]
-    if case["allow_unsigned"]:
-        args.append("--allow-unsigned")
-    return args
-
-
-def reference_verdict(case: dict, tmp: Path, capsys) -> tuple:
-    """(ok, checks) of fairdice-verify (its main(), run in this process) on one corpus case, or (None, why)
-    when it exits 2: the input is not a log, or the receipt is no evidence."""
-    code = cli_main(["--json", "--jobs", "1", *case_options(case, tmp), str(FORGED / case["file"])])
-    out = capsys.readouterr().out
-    games = json.loads(out)["games"] if out.strip() else []
-    if code == 2:
-        return None, games[0]["error"] if games else "usage error"
-    return games[0]["ok"], games[0]["checks"]
 
 
 @pytest.mark.slow  # (the optimal bot's yacht table is built first: half a minute on a fresh cache)

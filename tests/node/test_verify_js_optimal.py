@@ -17,9 +17,10 @@ from fairdice.bots.optimal import table_format
 from fairdice.edges import table_cache
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
-from test_verifier_support import PUBLIC_HEX, SIGNER
+from support.verifier_support import PUBLIC_HEX, SIGNER
 from verifier.optimal import canonical_header
-from test_verify_js import FORGED, NODE, REPO, cli_verdicts, reference_verdict, write_logs
+from support import FORGED, REPO
+from support.node import NODE, cli_verdicts, reference_verdict, write_logs
 
 pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="Node (v20 or later) is not installed")
 

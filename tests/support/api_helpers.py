@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import re
 import shutil
@@ -21,8 +22,8 @@ from pathlib import Path
 
 import requests
 from werkzeug.serving import make_server
+from support import REPO
 
-REPO = Path(__file__).resolve().parents[1]
 # Rate limits off and no quota of unfinished games: tests create games and move as fast as they like.  Set in the
 # environment of the test run (conftest.py) and of every ServeProcess; a test turns a limit on with its own value
 # (a create_app config, or ServeProcess's extra_env).
@@ -223,3 +224,60 @@ def store_version_1_game(games, game_id: str, seats: list[dict]) -> dict:
         tokens=[{"seat": s, "sha256": hashlib.sha256(t.encode()).hexdigest()} for s, t in tokens.items()],
         seed_sealed=games.keys.seed_box.seal(game_id, game._server_seed), status=game.status))
     return tokens
+
+
+# --- games through Flask's test client (tests/unit/test_api.py and its neighbours) -------------------------------
+
+HUMAN = {"type": "human", "name": "ann"}
+
+
+EV = {"type": "bot", "bot": "ev"}
+
+
+def bearer(token):
+    return {"Authorization": f"Bearer {token}"}
+
+
+def create(client, seats=(HUMAN, EV), rules="classic13", **extra):
+    resp = client.post("/v1/games", json={"rules": rules, "seats": list(seats), **extra})
+    assert resp.status_code == 201, resp.get_json()
+    return resp.get_json()
+
+
+SALT = "5a" * 32
+
+
+def seed_commitment(client_seed: str, salt: str = SALT) -> str:
+    """SPEC §4.3: hex(SHA-256(salt || UTF-8(client_seed)))."""
+    return hashlib.sha256(bytes.fromhex(salt) + client_seed.encode("utf-8")).hexdigest()
+
+
+def started(client, seats=(HUMAN, EV), rules="classic13", **extra):
+    """A created game whose human seats have all sent their client seeds (`seed <seat>`; with two or more
+    humans, committed to and then revealed): (created, tokens by seat, state)."""
+    created = create(client, seats, rules, **extra)
+    tokens = {t["seat"]: t["token"] for t in created["tokens"]}
+    url = f"/v1/games/{created['game_id']}/client-seed"
+    if created["commit_reveal"]:
+        for seat, token in tokens.items():
+            resp = client.post(url, json={"commitment": seed_commitment(f"seed {seat}")}, headers=bearer(token))
+            assert resp.status_code == 200, resp.get_json()
+    state = None
+    for seat, token in tokens.items():
+        body = {"client_seed": f"seed {seat}", **({"salt": SALT} if created["commit_reveal"] else {})}
+        resp = client.post(url, json=body, headers=bearer(token))
+        assert resp.status_code == 200, resp.get_json()
+        state = resp.get_json()
+    return created, tokens, state
+
+
+def assert_problem(resp, status, code=None):
+    assert resp.status_code == status, resp.get_data(as_text=True)
+    assert resp.headers["Content-Type"].startswith("application/problem+json")
+    body = resp.get_json()
+    assert body["status"] == status
+    assert body["type"].startswith("urn:fairdice:problem:") and body["title"] and body["detail"]
+    if code:
+        assert body["code"] == code
+    assert "Traceback" not in resp.get_data(as_text=True)
+    return body

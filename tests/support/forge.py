@@ -1,7 +1,7 @@
 """The adversarial corpus (`tests/vectors/forged/`): logs forged as the dishonest operator forges them.
 
-    python tests/forge.py          # rewrite tests/vectors/forged/
-    python tests/forge.py --check  # exit 1 if the directory is out of date
+    python tests/support/forge.py          # rewrite tests/vectors/forged/
+    python tests/support/forge.py --check  # exit 1 if the directory is out of date
 
 The operator holds the server's signing key, so a forged log is re-signed and its signatures hold:
 only the replay, the trusted key or the player's receipt can catch it.  The genuine games are played
@@ -23,10 +23,12 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = HERE / "vectors" / "forged"
-sys.path.insert(0, str(ROOT))
+# run as a script: the repository (fairdice) and tests/ (the package `support`) on the path
+sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
+from support import REPO as ROOT  # noqa: E402
+from support import VECTORS  # noqa: E402
+
+OUT = VECTORS / "forged"
 
 from fairdice import derive  # noqa: E402
 from fairdice.bots import BOTS, position_of  # noqa: E402
@@ -1322,7 +1324,7 @@ def duplicate_key_cases(victim: dict) -> Iterator[Case]:
 
 # ---- the client seed and name rule (SPEC §2.2)
 
-RULE = json.loads((HERE / "vectors" / "client_seed_rule.json").read_text(encoding="utf-8"))
+RULE = json.loads((VECTORS / "client_seed_rule.json").read_text(encoding="utf-8"))
 
 
 def allowed(text_: str, lo: int, hi: int) -> bool:
@@ -2088,6 +2090,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    import forge_sessions  # the session logs' corpus (SPEC §10.9), in its own directory: tests/forge_sessions.py
+    from support import forge_sessions  # the session logs' corpus (SPEC §10.9), in its own directory
 
     sys.exit(main(sys.argv[1:]) or forge_sessions.main(sys.argv[1:]))

@@ -17,10 +17,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-OUT = HERE / "vectors" / "forged_sessions"
-sys.path.insert(0, str(ROOT))
+# run as a script: the repository (fairdice) and tests/ (the package `support`) on the path
+sys.path[:0] = [str(Path(__file__).resolve().parents[2]), str(Path(__file__).resolve().parents[1])]
+from support import VECTORS  # noqa: E402
+
+OUT = VECTORS / "forged_sessions"
 
 from fairdice.chain import canonical  # noqa: E402
 from fairdice.log import Signer  # noqa: E402
@@ -250,7 +251,7 @@ def build() -> dict[str, bytes]:
 
 
 def main(argv: list[str]) -> int:
-    from forge import check_corpus, write_corpus  # (the game corpus's builder: the same directory discipline)
+    from support.forge import check_corpus, write_corpus  # (the game corpus's builder: the same directory discipline)
 
     files = build()
     if "--check" in argv:

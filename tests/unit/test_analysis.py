@@ -14,7 +14,6 @@ import math
 import re
 import statistics
 import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -27,9 +26,9 @@ from fairdice.game import Game, Setup
 from fairdice.hint import hint
 from fairdice.log import Signer, build_log, open_log
 from fairdice.rules import options
-from test_api_helpers import installed_command, openapi_checker, play_session, play_turn
+from support.api_helpers import installed_command, openapi_checker, play_session, play_turn
+from support import VECTORS
 
-VECTORS = Path(__file__).parent / "vectors"
 SIGNER = Signer.from_private_bytes(bytes(range(32)))
 YACHT_START = 102958080485 / 2 ** 29  # SPEC §4.6: V[0][0][0] of yacht, 191.774369 points
 HUMAN = {"type": "human", "name": "ann"}
@@ -324,7 +323,7 @@ def _floats(doc) -> list[str]:
 
 
 def test_the_server_refuses_what_it_cannot_analyse(client, yacht):
-    from test_api import assert_problem
+    from support.api_helpers import assert_problem
 
     assert_problem(client.get("/v1/games/no-such-game/analysis"), 404, "game_not_found")
     gid, token, state = _created(client, [HUMAN, {"type": "bot", "bot": "ev"}])

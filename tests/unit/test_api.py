@@ -7,7 +7,6 @@ import hashlib
 import json
 import stat
 import time
-from pathlib import Path
 
 import pytest
 
@@ -21,63 +20,13 @@ from fairdice.game import Game
 from fairdice.hint import hint as core_hint
 from fairdice.log import canonical, setup_from_header, verify_signature
 from fairdice.rules import RULESETS
-from test_api_helpers import openapi_checker, play_turn
+from support.api_helpers import (EV, HUMAN, SALT, assert_problem, bearer, create, openapi_checker, play_turn,
+                                 seed_commitment, started)
+from support import VECTORS
 
-HUMAN = {"type": "human", "name": "ann"}
 # the published bot identities (SPEC §4.5, tests/vectors/bots.json): what headers and /v1/bots must name
 BOT_IDENTITY = {v["id"]: {"id": v["id"], "version": v["version"], "hash": v["hash"]}
-                for v in json.loads((Path(__file__).parent / "vectors" / "bots.json").read_text())}
-EV = {"type": "bot", "bot": "ev"}
-
-
-def bearer(token):
-    return {"Authorization": f"Bearer {token}"}
-
-
-def create(client, seats=(HUMAN, EV), rules="classic13", **extra):
-    resp = client.post("/v1/games", json={"rules": rules, "seats": list(seats), **extra})
-    assert resp.status_code == 201, resp.get_json()
-    return resp.get_json()
-
-
-SALT = "5a" * 32
-
-
-def seed_commitment(client_seed: str, salt: str = SALT) -> str:
-    """SPEC §4.3: hex(SHA-256(salt || UTF-8(client_seed)))."""
-    return hashlib.sha256(bytes.fromhex(salt) + client_seed.encode("utf-8")).hexdigest()
-
-
-def started(client, seats=(HUMAN, EV), rules="classic13", **extra):
-    """A created game whose human seats have all sent their client seeds (`seed <seat>`; with two or more
-    humans, committed to and then revealed): (created, tokens by seat, state)."""
-    created = create(client, seats, rules, **extra)
-    tokens = {t["seat"]: t["token"] for t in created["tokens"]}
-    url = f"/v1/games/{created['game_id']}/client-seed"
-    if created["commit_reveal"]:
-        for seat, token in tokens.items():
-            resp = client.post(url, json={"commitment": seed_commitment(f"seed {seat}")}, headers=bearer(token))
-            assert resp.status_code == 200, resp.get_json()
-    state = None
-    for seat, token in tokens.items():
-        body = {"client_seed": f"seed {seat}", **({"salt": SALT} if created["commit_reveal"] else {})}
-        resp = client.post(url, json=body, headers=bearer(token))
-        assert resp.status_code == 200, resp.get_json()
-        state = resp.get_json()
-    return created, tokens, state
-
-
-def assert_problem(resp, status, code=None):
-    assert resp.status_code == status, resp.get_data(as_text=True)
-    assert resp.headers["Content-Type"].startswith("application/problem+json")
-    body = resp.get_json()
-    assert body["status"] == status
-    assert body["type"].startswith("urn:fairdice:problem:") and body["title"] and body["detail"]
-    if code:
-        assert body["code"] == code
-    assert "Traceback" not in resp.get_data(as_text=True)
-    return body
-
+                for v in json.loads((VECTORS / "bots.json").read_text())}
 
 # --- reference documents ----------------------------------------------------------------
 

@@ -15,9 +15,10 @@ from api.games import Forbidden, UnknownGame
 from api.store import Busy, SQLiteStore
 from api.stores.base import UNAVAILABLE_REASONS, Unavailable
 from fairdice.errors import FairdiceError, NotNow
-from test_api_helpers import openapi_checker
+from support.api_helpers import openapi_checker
+from support import REPO
 
-API = Path(__file__).resolve().parents[1] / "api"
+API = REPO / "api"
 SOLO = {"rules": "yacht", "seats": [{"type": "human", "name": "ann"}]}
 
 

@@ -16,7 +16,7 @@ from werkzeug.test import EnvironBuilder, run_wsgi_app
 
 from api import create_app
 from api.app import MAX_BODY
-from test_api_helpers import ServeProcess
+from support.api_helpers import ServeProcess
 
 HUMAN = {"type": "human", "name": "ann"}
 CREATE = {"rules": "yacht", "seats": [HUMAN]}

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from test_api import EV, HUMAN, bearer, started
-from test_api_helpers import play_turn
+from support.api_helpers import EV, HUMAN, bearer, started
+from support.api_helpers import play_turn
 
 DB = "fairdice.sqlite3"
 

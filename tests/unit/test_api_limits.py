@@ -16,7 +16,7 @@ import requests
 
 from api.config import parse_rate
 from api.limits import Limiter, RateLimited, client_address, trusted_networks
-from test_api_helpers import ServeProcess, openapi_checker
+from support.api_helpers import ServeProcess, openapi_checker
 
 SOLO = {"rules": "yacht", "seats": [{"type": "human", "name": "ann"}]}
 HOME = "203.0.113.5"  # the test client's address (TEST-NET-3), unless a test says otherwise

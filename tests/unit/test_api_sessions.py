@@ -195,7 +195,7 @@ def test_the_log_is_signed_and_holds_the_revealed_pairs_only(client):
 
 
 def test_the_answers_match_the_openapi_schemas(client):
-    from test_api_helpers import openapi_checker
+    from support.api_helpers import openapi_checker
 
     check = openapi_checker(client)
     r = client.post("/v1/sessions")
@@ -212,7 +212,7 @@ def test_the_answers_match_the_openapi_schemas(client):
 
 @pytest.mark.e2e
 def test_a_session_on_postgresql_rolls_rotates_and_verifies(postgres_url, make_app, tmp_path, capsys):
-    from test_store_contract import PostgresBackend
+    from support.stores import PostgresBackend
 
     backend = PostgresBackend(postgres_url)
     try:

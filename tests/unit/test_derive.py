@@ -5,7 +5,6 @@ import importlib.util
 import json
 import unicodedata
 from collections import Counter
-from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
@@ -15,8 +14,8 @@ from fairdice.errors import FairdiceError
 from fairdice.game import NAME_MAX, check_seats
 from fairdice.log import canonical, verify_signature
 from fairdice.rules import options
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "tests" / "vectors"
 
 

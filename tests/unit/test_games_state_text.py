@@ -20,7 +20,7 @@ from api.games import EVENTS_PAGE_MAX
 from fairdice.game import Game
 from fairdice.log import final_block, move_receipt, setup_from_header
 
-from test_api_helpers import store_version_1_game
+from support.api_helpers import store_version_1_game
 
 ANN, BO = {"type": "human", "name": "ann"}, {"type": "human", "name": "Bø 🎲"}
 EV, GREEDY = {"type": "bot", "bot": "ev"}, {"type": "bot", "bot": "greedy"}

@@ -7,13 +7,12 @@ import re
 import sys
 import tomllib
 from importlib import metadata
-from pathlib import Path
 
 import pytest
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)==([^\s;#]+)$")
 NOT_PINNED = {"fairdice", "pip", "setuptools", "wheel"}  # the project itself, and what a venv brings along
 

@@ -20,7 +20,7 @@ from api.games import Games
 from api.keys import KeyFileError, open_keyring
 from api.store import SQLiteStore
 from fairdice.edges.cli import main as fairdice
-from test_api_helpers import openapi_checker, play_turn
+from support.api_helpers import openapi_checker, play_turn
 from verifier.cli import main as verify
 
 HUMAN_AND_BOT = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}]

@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 CORE_STDLIB = {
     "__future__", "bisect", "collections", "collections.abc", "dataclasses", "enum", "functools", "hashlib",

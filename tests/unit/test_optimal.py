@@ -29,6 +29,7 @@ from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.hint import hint
 from fairdice.rules import RULESETS, UPPER_BONUS_THRESHOLD, RuleSet, options
+from support import REPO as ROOT
 
 PUBLISHED = {  # start value (2 decimals) and standard deviation of the final score under optimal play
     "classic13": (254.59, 59.6),
@@ -661,7 +662,6 @@ def test_optimal_beats_ev_beats_greedy(optimal_table):
 
 # --- the import rules -----------------------------------------------------------------------------------------
 
-ROOT = Path(__file__).resolve().parents[1]
 IO_MODULES = {"os", "io", "sys", "pathlib", "tempfile", "shutil", "fcntl", "mmap", "multiprocessing", "threading",
               "subprocess", "socket", "signal", "glob", "sqlite3", "concurrent"}
 

@@ -24,7 +24,7 @@ from requests.adapters import HTTPAdapter
 from api.games import Games, UnknownGame
 from fairdice.edges.client import ApiError, Client, ProtocolError, SeedNotAccepted
 from fairdice.errors import NotNow
-from test_api_helpers import (best_option, choose_hold, installed_command, openapi_checker, play_session,
+from support.api_helpers import (best_option, choose_hold, installed_command, openapi_checker, play_session,
                               spec_canonical, spec_field, store_version_1_game)
 
 ANN, BO, CY = ({"type": "human", "name": n} for n in ("ann", "bo", "cy"))

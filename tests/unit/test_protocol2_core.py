@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,9 @@ from fairdice.errors import FairdiceError, NotNow
 from fairdice.game import Game, Setup
 from fairdice.log import Chain, Signer, build_log, chain, check_move_receipt, open_log, setup_from_header, \
     verify_signature
-from test_api_helpers import spec_canonical, spec_field
+from support.api_helpers import spec_canonical, spec_field
+from support import VECTORS
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
 SEED = bytes(range(32))
 ANN, BO, EV = {"type": "human", "name": "ann"}, {"type": "human", "name": "bo"}, {"type": "bot", "bot": "greedy"}
 SALTS = {0: "a1" * 32, 1: "b2" * 32, 2: "c3" * 32}

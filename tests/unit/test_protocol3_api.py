@@ -18,7 +18,7 @@ from fairdice.chain import Chain
 from fairdice.edges import play as play_mod
 from fairdice.edges.client import ApiError, Client, ProtocolError, parse_invite
 from fairdice.players import PlayerKey
-from test_api_helpers import best_option, openapi_checker, play_out
+from support.api_helpers import best_option, openapi_checker, play_out
 
 ANN, BO = {"type": "human", "name": "ann"}, {"type": "human", "name": "bo"}
 GREEDY = {"type": "bot", "bot": "greedy"}

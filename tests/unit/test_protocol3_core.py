@@ -18,7 +18,7 @@ from fairdice.bots import play_bots
 from fairdice.errors import FairdiceError
 from fairdice.game import Game, Setup
 from fairdice.log import Signer, header
-from test_api_helpers import spec_canonical, spec_field
+from support.api_helpers import spec_canonical, spec_field
 
 SEED = bytes(range(32))
 ANN, BO, EV = {"type": "human", "name": "ann"}, {"type": "human", "name": "bo"}, {"type": "bot", "bot": "greedy"}

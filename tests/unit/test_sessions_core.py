@@ -8,7 +8,6 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,9 @@ from fairdice.notation import parse
 from fairdice.sessions import (AppKey, Session, acceptance_bound, candidate_width, die_face, die_message,
                                face_from_blocks, receipt, revealed_events, roll_command, rotate_command,
                                session_header, session_log, start_chain)
+from support import VECTORS as VECTOR_DIR
 
-VECTORS = json.loads((Path(__file__).resolve().parent / "vectors" / "sessions.json").read_text())
+VECTORS = json.loads((VECTOR_DIR / "sessions.json").read_text())
 SIGNER = Signer.from_private_bytes(hashlib.sha256(b"sessions core test key").digest())
 
 

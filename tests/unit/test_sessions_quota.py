@@ -17,11 +17,10 @@ import pytest
 from api.sessions import QUOTA_WINDOW
 from api.stores.sessions_base import (CLIENT_SESSION_QUOTAS_TABLE, ClientSessions, RollQuota, RollsExhausted,
                                      SessionRecord)
-from test_api_helpers import openapi_checker
-from test_lifecycle_admin import admin
-from test_serve_slow import QUIET
-from test_store_contract import backend, store  # noqa: F401  (the fixtures: each store test runs on both stores)
-from test_store_sessions import tail
+from support.api_helpers import openapi_checker
+from support.serve import admin
+from support.serve import QUIET
+from support.stores import tail
 
 OTHER_CLIENT = {"REMOTE_ADDR": "203.0.113.9"}
 

@@ -13,7 +13,7 @@ import pytest
 
 from api.store import Remember, SQLiteStore
 from api.stores import sqlite as sqlite_store
-from test_store_contract import event, record
+from support.stores import event, record
 
 ANSWER = '{"state":"' + "x" * 2500 + '"}'  # about a state document kept for an Idempotency-Key
 

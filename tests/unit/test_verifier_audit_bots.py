@@ -7,15 +7,14 @@ from the scores alone."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from test_verifier_support import load, resign, simulated, write
+from support.verifier_support import load, resign, simulated, write
 from verifier import audit
 from verifier.cli import main
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 GREEDY = next(b for b in json.loads((ROOT / "tests/vectors/bots.json").read_text()) if b["id"] == "greedy")
 
 
@@ -68,7 +67,7 @@ def abandon_games(tmp_path, selective: bool, games: int = 30):
     from fairdice.bots import play_bots
     from fairdice.game import Game, Setup
     from fairdice.log import build_log, open_log
-    from test_verifier_support import SIGNER
+    from support.verifier_support import SIGNER
     rng = random.Random(5)
     for g in range(games):
         setup = Setup.build(f"abandon-{g}", "yacht", [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}])

@@ -5,17 +5,16 @@ from __future__ import annotations
 import hmac
 import itertools
 import struct
-from pathlib import Path
 
 import pytest
 
-from test_verifier_support import load, resign, simulated, write
+from support.verifier_support import load, resign, simulated, write
 from verifier.cli import main
 from verifier.files import find_logs
 from verifier.replay import verify_document
 from verifier.spec import Deriver
+from support import VECTORS
 
-VECTORS = Path(__file__).resolve().parent / "vectors"
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from fairdice.game import Setup
-from test_verifier_support import PUBLIC_HEX, core_log, load, random_setup, resign, simulated
-from test_verifier_vectors import vectors
+from support.verifier_support import PUBLIC_HEX, core_log, load, random_setup, resign, simulated
+from support import vectors
 from verifier.files import find_logs
 from verifier.replay import verify_document
 from verifier.spec import CATEGORIES, HOLDS, canonical, canonical_events, canonical_object

@@ -8,7 +8,6 @@ import json
 import random
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -16,13 +15,13 @@ from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
-from test_verifier_support import PUBLIC_HEX, SERVER_KEY, SIGNER, core_log, load, server_code_blocked_env, simulated, write
-from test_verifier_support import resign as resign_all
+from support.verifier_support import PUBLIC_HEX, SERVER_KEY, SIGNER, core_log, load, server_code_blocked_env, simulated, write
+from support.verifier_support import resign as resign_all
 from verifier import audit
 from verifier.cli import main
 from verifier.files import find_logs
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 HUMANS = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "ev"}]
 
 

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from test_verifier_support import core_log, random_setup, simulated
+from support.verifier_support import core_log, random_setup, simulated
 from verifier import CHECKS, verify_file
 from verifier.botcheck import PublishedBots
 from verifier.files import find_logs
 from verifier.replay import verify_document
 from verifier.spec import options, yahtzee_bonus
+from support import REPO
 
 # 1,510 games across the three rule sets and the three bots, made by `fairdice simulate` (a seed per run).
 RUNS = [("yacht", "greedy,ev", 500, 101), ("yatzy", "ev,greedy", 500, 102), ("classic13", "ev,ev", 500, 103),
@@ -93,7 +94,6 @@ def test_random_play_agrees_with_core_options():
 def test_checks_are_the_spec_ids():
     """The verifier's check ids are exactly the rows of SPEC §7's table, in its order."""
     import re
-    from pathlib import Path
-    spec = (Path(__file__).resolve().parents[1] / "SPEC.md").read_text()
+    spec = (REPO / "SPEC.md").read_text()
     section = spec[spec.index("## 7. Verifier checks"):spec.index("### 7.1 Audit")]
     assert CHECKS == tuple(re.findall(r"^\| `([a-z_]+\.[a-z_]+)` \|", section, re.M))

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from test_verifier_support import PUBLIC_HEX, simulated
-from test_verifier_support import write as write_file
-from test_verifier_v3 import ANN, GREEDY, Table, played
+from support.verifier_support import PUBLIC_HEX, simulated
+from support.verifier_support import write as write_file
+from support.verifier_support import ANN, GREEDY, Table, played
 from verifier.cli import main
 
 GAME_ID = "folder-game"
@@ -216,7 +216,7 @@ def test_the_html_audit_is_green_only_without_warnings(capsys, tmp_path, genuine
 @pytest.mark.e2e
 def test_a_game_played_through_the_api_and_saved_verifies_as_one_game(capsys, tmp_path, app_url):
     from fairdice.edges.client import Client
-    from test_api_helpers import play_out
+    from support.api_helpers import play_out
 
     game = Client(app_url).new_game("yacht", bot="greedy", name="ann")
     game.join()

@@ -20,14 +20,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fairdice.game import Setup
-from test_verifier_support import PUBLIC_HEX, core_log, resign
+from support.verifier_support import PUBLIC_HEX, core_log, resign
 from verifier import strictjson
 from verifier.botcheck import PublishedBots
 from verifier.cli import game_json, game_lines, main
 from verifier.files import INTERNAL_ERROR, MAX_LOG_BYTES, verify_file
 from verifier.replay import verify_document
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 TRUSTED = [bytes.fromhex(PUBLIC_HEX)]
 SEATS = [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "ev"}]
 

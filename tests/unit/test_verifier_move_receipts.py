@@ -11,7 +11,7 @@ import pytest
 
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, move_receipt, open_log
-from test_verifier_support import PUBLIC_HEX, SIGNER, play_randomly, resign, write
+from support.verifier_support import PUBLIC_HEX, SIGNER, play_randomly, resign, write
 from verifier.chain import MoveReceiptError, chain_digests, load_move_receipts
 from verifier.cli import main
 

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from fairdice.game import Game, Setup
 from fairdice.log import final_block, setup_from_header
-from test_verifier_support import PUBLIC_HEX, core_log, load, resign, simulated
+from support.verifier_support import PUBLIC_HEX, core_log, load, resign, simulated
 from verifier.botcheck import PublishedBots
 from verifier.files import find_logs, verify_file
 from verifier.replay import verify_document

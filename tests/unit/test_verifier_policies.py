@@ -23,14 +23,14 @@ import pytest
 from fairdice.bots import BOTS, position_of
 from fairdice.bots.base import TIE_TOLERANCE
 from fairdice.game import Game, Setup
-from test_verifier_support import server_code_blocked_env, simulated
+from support.verifier_support import server_code_blocked_env, simulated
 from verifier import optimal
 from verifier.botcheck import HASHES, PUBLISHED, PublishedBots
 from verifier.policies import EV_UNIT, POLICIES, decide, ranked
 from verifier.spec import CATEGORIES, UPPER, Deriver, canonical
 from verifier.turn import card_key
+from support import REPO as ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 VECTORS = ROOT / "tests" / "vectors"
 FORGED = VECTORS / "forged"
 EXAMPLE = json.loads((VECTORS / "optimal_decision.json").read_text())

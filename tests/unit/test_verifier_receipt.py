@@ -13,7 +13,7 @@ import pytest
 
 from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
-from test_verifier_support import PUBLIC_HEX, SIGNER, play_randomly, resign, write
+from support.verifier_support import PUBLIC_HEX, SIGNER, play_randomly, resign, write
 from verifier.cli import main
 from verifier.receipt import ReceiptError, check_receipt, make_receipt
 

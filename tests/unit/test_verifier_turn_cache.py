@@ -11,7 +11,7 @@ import random
 
 import pytest
 
-from test_verifier_support import simulated
+from support.verifier_support import simulated
 from verifier import optimal, policies
 from verifier.botcheck import PublishedBots
 from verifier.files import find_logs, verify_file

@@ -8,7 +8,6 @@ operator's attempts are made here as the operator would make them, holding the s
 from __future__ import annotations
 
 import copy
-import hashlib
 import json
 import os
 import random
@@ -19,126 +18,17 @@ from pathlib import Path
 
 import pytest
 
-from fairdice.bots import play_bots
 from fairdice.chain import Chain
-from fairdice.game import Game, Setup
-from fairdice.log import Signer, build_log, move_receipt, open_log
+from fairdice.game import Game
+from fairdice.log import Signer, build_log, move_receipt
 from fairdice.players import PlayerKey, command_of
-from test_verifier_support import PUBLIC_HEX, SIGNER, resign, write
+from support.verifier_support import PUBLIC_HEX, SIGNER, resign, write
 from verifier.cli import main
-from verifier.receipt import ReceiptError, check_receipt, make_receipt
+from verifier.receipt import ReceiptError, check_receipt
 from verifier.results import CHECKS
+from support.verifier_support import ANN, BOB, GREEDY, played, Table
+from support import REPO as ROOT
 
-ANN, BOB = {"type": "human", "name": "ann"}, {"type": "human", "name": "bob"}
-GREEDY = {"type": "bot", "bot": "greedy"}
-ROOT = Path(__file__).resolve().parents[1]
-
-
-class Table:
-    """A game as the players' devices play it: each human seat with a key of its own (None: an API user that does
-    not sign) signs every command over the history it was shown; the server's move receipt of each answer is kept."""
-
-    def __init__(self, game_id: str, seats: list[dict], version: int = 3, unsigned: tuple = ()):
-        setup = Setup.build(game_id, "yacht", seats, version=version)
-        self.server_seed = seed = hashlib.sha256(game_id.encode()).digest()
-        self.opened = open_log(Game(setup, seed), SIGNER)
-        self.game = Game(setup, seed, self.opened["header"])
-        self.keys = {s: None if s in unsigned or version < 3 else PlayerKey.generate() for s in setup.human_seats}
-        self.seeds = {s: f"seed of seat {s}" for s in setup.human_seats or [None]}  # (None: the operator's)
-        self.move_receipts: list[dict] = []
-
-    @property
-    def head(self) -> dict:
-        return self.opened["header"]
-
-    def signature(self, seat: int, command: dict) -> dict:
-        key, g = self.keys[seat], self.game
-        if key is None:
-            return {}
-        return {"player_signature": key.sign(g.setup.game_id, len(g.events), g.chain.digest, command),
-                "event_count": len(g.events)}
-
-    def answered(self) -> None:
-        """The server's move receipt of the game as it stands (SPEC §5.6), over the chain the game keeps."""
-        g = self.game
-        self.move_receipts.append(SIGNER.sign_receipt(g.setup.game_id, len(g.events), g.chain.digest))
-
-    def join(self) -> None:
-        """Every human sends its client seed (committing first in a game of several humans, SPEC §4.3)."""
-        g = self.game
-        public = {s: k.public_hex if k else None for s, k in self.keys.items()}
-        if g.setup.commits_client_seeds:
-            salts = {s: hashlib.sha256(str(s).encode()).hexdigest() for s in self.keys}
-            for s, text in self.seeds.items():  # SPEC §4.3: SHA-256(salt || player_key || UTF-8(client_seed))
-                key_bytes = bytes.fromhex(public[s]) if public[s] else b""
-                commitment = hashlib.sha256(bytes.fromhex(salts[s]) + key_bytes + text.encode()).hexdigest()
-                g.commit_client_seed(s, commitment, **self.keyed(s, public[s], {
-                    "type": "client_seed_commit", "seat": s, "commitment": commitment}))
-                self.answered()
-            for s, text in self.seeds.items():
-                g.supply_client_seed(s, text, salts[s], **self.keyed(s, public[s], {
-                    "type": "client_seed", "seat": s, "client_seed": text, "salt": salts[s]}))
-                self.answered()
-        else:
-            for s, text in self.seeds.items():
-                g.supply_client_seed(s, text, **(self.keyed(s, public[s], {
-                    "type": "client_seed", "seat": s, "client_seed": text}) if s is not None else {}))
-                self.answered()
-
-    def keyed(self, seat: int, public: str | None, command: dict) -> dict:
-        if self.game.setup.version < 3:
-            return {}
-        return {"player_key": public, **self.signature(seat, {**command, "player_key": public})}
-
-    def roll(self, seat: int, hold=()) -> None:
-        g = self.game
-        g.roll(seat, list(hold), **self.signature(seat, {"type": "roll", "seat": seat, "turn": g.turn,
-                                                          "roll": g.rolls_made + 1, "hold": sorted(hold)}))
-        self.answered()
-
-    def score(self, seat: int, category: str) -> None:
-        g = self.game
-        g.score(seat, category, **self.signature(seat, {"type": "score", "seat": seat, "turn": g.turn,
-                                                         "category": category}))
-        self.answered()
-
-    def abandon(self, seat: int) -> None:
-        self.game.abandon(seat, "player", **self.signature(seat, {"type": "abandon", "seat": seat,
-                                                                   "reason": "player"}))
-        self.answered()
-
-    def play(self, rng: random.Random, until=lambda game: False) -> None:
-        """Humans make random legal moves, bots play their policy, until the game is over or `until(game)`."""
-        g = self.game
-        while g.status == "playing" and not until(g):
-            seat = g.current_seat
-            if g.setup.seats[seat].is_bot:
-                play_bots(g)
-                self.answered()
-            elif g.rolls_made == 0:
-                self.roll(seat)
-            elif g.rolls_made < 3 and rng.random() < 0.6:
-                self.roll(seat, sorted(rng.sample(range(5), rng.randint(0, 4))))
-            else:  # half the time the box of the most points: ann leads against the greedy bot now and then
-                options = g.scoring_options()
-                best = max(sorted(options), key=lambda c: options[c].points)
-                self.score(seat, best if rng.random() < 0.5 else rng.choice(sorted(options)))
-
-    def log(self) -> dict:
-        return build_log(self.opened, self.game, SIGNER)
-
-    def receipt(self, seat: int, receipt_version: int = 2) -> dict:
-        """The player's receipt of `seat` (SPEC §5.5), as its device makes it when it sends its client seed."""
-        extra = {} if receipt_version == 1 else {"log_version": self.game.setup.version,
-                                                 "player_key": self.keys[seat] and self.keys[seat].public_hex}
-        return make_receipt(self.head, self.opened["commitment_signature"], seat, self.seeds[seat], **extra)
-
-
-def played(game_id="v3-game", seats=(ANN, GREEDY), rng_seed=1, **kw) -> Table:
-    table = Table(game_id, list(seats), **kw)
-    table.join()
-    table.play(random.Random(rng_seed))
-    return table
 
 
 def human_ahead_at_own_turn(game: Game) -> bool:

@@ -19,7 +19,7 @@ from api import create_app
 from api.games import Games
 from api.store import GameRecord, SQLiteStore
 from api.watch import POLL_AFTER, NoRoomToWait, Watch
-from test_api_helpers import openapi_checker
+from support.api_helpers import openapi_checker
 
 WAKE_BOUND = 1.0  # seconds from an append to its waiter waking (SQLite's feed looks every 0.05 s)
 YACHT_WITH_BOT = {"rules": "yacht", "seats": [{"type": "human", "name": "ann"}, {"type": "bot", "bot": "greedy"}]}
