@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from api import create_app  # noqa: E402
-from test_api import EV, HUMAN, bearer, started  # noqa: E402
-from test_api_helpers import play_turn  # noqa: E402
+from support.api_helpers import EV, HUMAN, bearer, play_turn, started  # noqa: E402
 
 
 def play(client, rules: str) -> tuple[str, str, list]:

@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # (the package `support`)
 
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.log import Signer, build_log, canonical, open_log  # noqa: E402
-from tests.signing import SigningGame, player_key  # noqa: E402
-from tests.test_verifier_support import play_randomly  # noqa: E402
+from support.signing import SigningGame, player_key  # noqa: E402
+from support.verifier_support import play_randomly  # noqa: E402
 from verifier.botcheck import PublishedBots  # noqa: E402
 from verifier.replay import verify_document  # noqa: E402
 

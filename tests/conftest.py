@@ -30,7 +30,7 @@ def pytest_configure(config):
     # when a request first needs it.
     os.environ["FAIRDICE_TABLES"] = "lazy"
     # No rate limit and no quota for any app or server a test makes, unless the test asks for them
-    # (tests/test_api_limits.py): the suite creates many games from one address, quickly.
+    # (tests/unit/test_api_limits.py): the suite creates many games from one address, quickly.
     from support.api_helpers import LIMITS_OFF
     os.environ.update(LIMITS_OFF)
 

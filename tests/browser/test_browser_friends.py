@@ -1,5 +1,5 @@
 """Playing friends in a real browser (issue 20), with every move signed by the player who made it (SPEC §5.7):
-Playwright driving Debian's Chromium against `fairdice serve` (the fixtures of tests/test_browser.py).
+Playwright driving Debian's Chromium against `fairdice serve` (the fixtures of tests/browser/test_browser.py).
 
 - two browsers play each other from an invite link: the friend's page (Chinese) sees the rules, the seats and the
   signed commitment before joining with its own seed and key; each takes its turns and sees the other's moves
@@ -13,7 +13,7 @@ Playwright driving Debian's Chromium against `fairdice serve` (the fixtures of t
   the receipts the page kept;
 - an answer whose move receipt signs another roll than it shows, or that carries no receipt, stops the game.
 
-Screenshots go where tests/test_browser.py saves its own (artifacts/): friends-{screen}-phone-{lang}.png.
+Screenshots go where tests/browser/test_browser.py saves its own (artifacts/): friends-{screen}-phone-{lang}.png.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The guide, "How to play & tips" (issue 22), in a real browser: Playwright driving Debian's Chromium against
-`fairdice serve` (the fixtures of tests/test_browser.py).
+`fairdice serve` (the fixtures of tests/browser/test_browser.py).
 
 In Chinese and in English, on a 390x844 phone (by taps) and on a desktop (by clicks): the header's button
 (`open-guide`) opens the guide from the lobby and from a game; its rules (`guide-rules`: every box of every rule
@@ -99,7 +99,7 @@ def check_guide(page, where, device, lang, touch):
     in_language(page, f"guide, {where}")
     assert not page.evaluate(SHOWN)["wide"], "an open answer is wider than the screen"
     page.evaluate("document.querySelectorAll('#guide-dialog details').forEach((d) => { d.open = false; })")
-    if touch:  # (the screens behind are held to this by tests/test_browser.py)
+    if touch:  # (the screens behind are held to this by tests/browser/test_browser.py)
         assert not page.evaluate(SMALL_IN_GUIDE), (where, page.evaluate(SMALL_IN_GUIDE))
     page.evaluate("document.querySelector('#guide-dialog').scrollTop = 0")
     snap(page, f"guide-{where}-rules-{device}-{lang}.png")

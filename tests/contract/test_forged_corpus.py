@@ -1,4 +1,4 @@
-"""fairdice-verify held to the adversarial corpus (tests/vectors/forged/, made by tests/forge.py).
+"""fairdice-verify held to the adversarial corpus (tests/vectors/forged/, made by tests/support/forge.py).
 
 Each case is a log file, the keys to trust, maybe the player's receipt (and the move receipts the player kept:
 version 2's signed hash chain), whether unsigned logs are allowed, and the verdict SPEC §7 (and the protocol 2
@@ -128,4 +128,4 @@ def test_the_corpus_is_what_forge_writes_now():
     on_disk = {p.name: p.read_bytes() for p in FORGED.iterdir()}
     assert sorted(built) == sorted(on_disk)
     stale = [name for name in built if built[name] != on_disk[name]]
-    assert not stale, f"run python tests/forge.py: {stale[:10]}"
+    assert not stale, f"run python tests/support/forge.py: {stale[:10]}"

@@ -613,7 +613,7 @@ def test_a_whole_game_through_the_app_verifies(backend, tmp_path):
 
 
 def test_two_apps_on_one_database_never_act_on_an_outdated_game(backend, tmp_path):
-    """Two apps stand for two servers, each with its own cache of games (tests/test_api.py does it on SQLite
+    """Two apps stand for two servers, each with its own cache of games (tests/unit/test_api.py does it on SQLite
     files; here on each store)."""
     a = create_app(backend.config(tmp_path), store=backend.open()).test_client()
     b = create_app(backend.config(tmp_path), store=backend.open()).test_client()

@@ -1,5 +1,5 @@
 """The store contract for sessions (api/stores/sessions_base.py), held on SQLite and PostgreSQL alike (the backends
-of tests/test_store_contract.py): a session reads back as stored; events are appended only at the index a command
+of tests/contract/test_store_contract.py): a session reads back as stored; events are appended only at the index a command
 was computed from (one winner per index however many threads race); a key's answer is kept with the events; a new
 pair's seed arrives with its rotation; the database refuses to change or delete a session's rows; and a roll
 writes one row, whatever the session's length."""

@@ -1,5 +1,5 @@
 """fairdice-verify on session logs (SPEC §10.9): its own notation and derivation held to SPEC §10's vectors, the
-adversarial corpus of sessions (tests/vectors/forged_sessions/, made by tests/forge_sessions.py), a session of
+adversarial corpus of sessions (tests/vectors/forged_sessions/, made by tests/support/forge_sessions.py), a session of
 200 mixed notations over two seed pairs, and the audit's uniformity test per die size."""
 
 from __future__ import annotations
@@ -107,7 +107,7 @@ def test_the_spec_session_with_the_app_key_fails_its_unsigned_pair(tmp_path, cap
 # --- the adversarial corpus ------------------------------------------------------------------------------------
 
 def test_the_corpus_is_up_to_date():
-    assert forge_sessions.main(["--check"]) == 0, "run python tests/forge_sessions.py"
+    assert forge_sessions.main(["--check"]) == 0, "run python tests/support/forge_sessions.py"
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

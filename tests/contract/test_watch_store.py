@@ -1,5 +1,5 @@
 """What watching needs of a store (api/stores: `progress`, `append_feed`), held to both stores as
-tests/test_store_contract.py holds the rest (its backends; the PostgreSQL runs are e2e).
+tests/contract/test_store_contract.py holds the rest (its backends; the PostgreSQL runs are e2e).
 
 An append feed reports the appends of other connections (another worker, another server), and says nothing
 when nothing was appended: not for a refused append, nor for an Idempotency-Key answered again.  A feed may

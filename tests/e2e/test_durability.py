@@ -10,7 +10,7 @@
 - On a real ext4 file system (a loop device; needs root): after the errors=remount-ro fault or a shutdown (a
   disk that fails every I/O), the store answers `read_only` or `io_error`, holds no file of the file system
   open (so it can be unmounted and checked while the server runs), and recovers by itself once it is mounted
-  again, with every event it had stored.  tests/test_durability_server.py does the same to a real server
+  again, with every event it had stored.  tests/e2e/test_durability_server.py does the same to a real server
   under load.
 """
 

@@ -17,9 +17,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from support import FORGED
 from support import REPO as ROOT
 
-FORGED = ROOT / "tests" / "vectors" / "forged"
 CASES = {case["name"]: case for case in json.loads((FORGED / "index.json").read_text(encoding="ascii"))["cases"]}
 LOCK = ROOT / "requirements.lock"
 # the distribution, its one dependency and that one's own (cffi for its bindings, pycparser for cffi)

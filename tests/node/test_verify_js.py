@@ -446,8 +446,8 @@ def test_the_shared_corpus_gets_the_same_statuses(tmp_path, capsys, optimal_tabl
     verdict null, never true, where the reference says pass or fail)."""
     index_path = FORGED / "index.json"
     if not index_path.exists():
-        assert not (REPO / "tests" / "forge.py").exists(), "tests/vectors/forged/index.json is missing: run tests/forge.py"
-        pytest.skip("the corpus (tests/forge.py) is not written yet")
+        assert not (REPO / "tests" / "support" / "forge.py").exists(), "tests/vectors/forged/index.json is missing: run tests/support/forge.py"
+        pytest.skip("the corpus (tests/support/forge.py) is not written yet")
     optimal_table("yacht")  # the corpus has games of the optimal bot (yacht): the reference replays them
     cases = json.loads(index_path.read_text())["cases"]
     mine = js_jobs([{"file": str(FORGED / c["file"]), "trusted_keys": c["trusted_keys"], "receipt": c["receipt"],

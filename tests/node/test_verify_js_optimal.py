@@ -1,7 +1,7 @@
 """The optimal bot in the page's verdict (issue 23): verify.js, given the rule set's table as its canonical bytes
 (SPEC §4.6), replays every optimal decision and gives the reference verifier's verdict; a table whose SHA-256 is
 not the published digest (the one the log's bot identity commits to) is refused.  Run under Node, as
-tests/test_verify_js.py runs verify.js."""
+tests/node/test_verify_js.py runs verify.js."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from fairdice.game import Game, Setup
 from fairdice.log import build_log, open_log
 from support.verifier_support import PUBLIC_HEX, SIGNER
 from verifier.optimal import canonical_header
-from support import FORGED, REPO
+from support import FORGED, NODE_TESTS, REPO
 from support.node import NODE, cli_verdicts, reference_verdict, write_logs
 
 pytestmark = pytest.mark.skipif(not Path(NODE).exists(), reason="Node (v20 or later) is not installed")
@@ -39,7 +39,7 @@ def js(jobs: list[dict], tmp: Path) -> list[dict]:
     """verify.js's report on each job {file, tables?, trusted_keys}: ok, reason, statuses, failures, bots_replayed."""
     path = tmp / "jobs.json"
     path.write_text(json.dumps([{"trusted_keys": [PUBLIC_HEX], **job} for job in jobs]))
-    done = subprocess.run([NODE, str(REPO / "tests" / "node" / "verify_files.mjs"), str(path)], capture_output=True,
+    done = subprocess.run([NODE, str(NODE_TESTS / "verify_files.mjs"), str(path)], capture_output=True,
                           text=True, timeout=600, cwd=REPO)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["results"]
@@ -124,7 +124,7 @@ def test_the_shared_corpus_gets_the_reference_statuses_with_the_table(yacht_byte
     every case gets exactly the reference's verdict and statuses (no allowance for the optimal bot)."""
     index_path = FORGED / "index.json"
     if not index_path.exists():
-        pytest.skip("the corpus (tests/forge.py) is not written yet")
+        pytest.skip("the corpus (tests/support/forge.py) is not written yet")
     cases = json.loads(index_path.read_text())["cases"]
     reports = js([{"file": str(FORGED / c["file"]), "trusted_keys": c["trusted_keys"], "receipt": c["receipt"],
                    "move_receipts": c.get("move_receipts"), "allow_unsigned": c["allow_unsigned"],

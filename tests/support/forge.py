@@ -40,7 +40,7 @@ from fairdice.log import header as make_header  # noqa: E402
 from fairdice.players import PlayerKey  # noqa: E402
 from fairdice.rules import options, ruleset, totals  # noqa: E402
 
-ABOUT = ("The adversarial corpus of SPEC §7, made by tests/forge.py: genuine games played by the core, "
+ABOUT = ("The adversarial corpus of SPEC §7, made by tests/support/forge.py: genuine games played by the core, "
          "and logs forged by an operator who holds the server key and re-signs what it changes. Every "
          "verifier is held to it: run each file with its trusted keys, receipt and allow_unsigned; a "
          "'fail' case must list its check among the failures, an 'error' case is not a log at all. The "

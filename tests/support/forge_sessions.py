@@ -1,7 +1,7 @@
 """The adversarial corpus of session logs (`tests/vectors/forged_sessions/`, SPEC §10.9).
 
-    python tests/forge_sessions.py          # rewrite tests/vectors/forged_sessions/ (tests/forge.py runs it too)
-    python tests/forge_sessions.py --check  # exit 1 if the directory is out of date
+    python tests/support/forge_sessions.py          # rewrite tests/vectors/forged_sessions/ (tests/support/forge.py runs it too)
+    python tests/support/forge_sessions.py --check  # exit 1 if the directory is out of date
 
 Genuine sessions are rolled by the core under a fixed key and seeds derived from fixed labels; the forged ones
 are what an operator holding the server key makes of them, re-signed: only the replay, the trusted key, the
@@ -28,7 +28,7 @@ from fairdice.log import Signer  # noqa: E402
 from fairdice.sessions import (AppKey, Session, receipt, roll_command, rotate_command, session_header,  # noqa: E402
                                session_log, start_chain)
 
-ABOUT = ("The adversarial corpus of session logs (SPEC \u00a710.9), made by tests/forge_sessions.py: sessions rolled "
+ABOUT = ("The adversarial corpus of session logs (SPEC \u00a710.9), made by tests/support/forge_sessions.py: sessions rolled "
          "by the core, and logs forged by an operator who holds the server key and re-signs what it changes. Run "
          "each file with its trusted keys, session receipts and app key: a 'fail' case must list its check among "
          "the failures.")

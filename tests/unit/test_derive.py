@@ -14,9 +14,9 @@ from fairdice.errors import FairdiceError
 from fairdice.game import NAME_MAX, check_seats
 from fairdice.log import canonical, verify_signature
 from fairdice.rules import options
+from support import VECTORS
 from support import REPO as ROOT
 
-VECTORS = ROOT / "tests" / "vectors"
 
 
 def load(name):

@@ -1,5 +1,5 @@
 """api.lifecycle.Maintenance against a stand-in store and service: which games it asks for and expires, what
-it prunes, that a fault ends only its round, and its thread.  (tests/test_lifecycle_server.py runs it in a
+it prunes, that a fault ends only its round, and its thread.  (tests/e2e/test_lifecycle_server.py runs it in a
 real server.)"""
 
 from __future__ import annotations

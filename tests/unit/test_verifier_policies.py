@@ -29,9 +29,9 @@ from verifier.botcheck import HASHES, PUBLISHED, PublishedBots
 from verifier.policies import EV_UNIT, POLICIES, decide, ranked
 from verifier.spec import CATEGORIES, UPPER, Deriver, canonical
 from verifier.turn import card_key
+from support import VECTORS
 from support import REPO as ROOT
 
-VECTORS = ROOT / "tests" / "vectors"
 FORGED = VECTORS / "forged"
 EXAMPLE = json.loads((VECTORS / "optimal_decision.json").read_text())
 

@@ -4,7 +4,7 @@ The waiter: a request parks until its game has more events than its client has s
 one feed thread whichever connection appended (here a second store on the same file, as another worker
 would); at most `max_parked` park, the rest are answered at once; the feed thread ends when nobody waits.
 The route: its answer is exactly what GET /v1/games/{id}?since=N answers, with an ETag of the event count;
-304 when nothing came; every refusal a problem document.  Real servers: tests/test_watch_e2e.py.
+304 when nothing came; every refusal a problem document.  Real servers: tests/e2e/test_watch_e2e.py.
 """
 
 from __future__ import annotations
