@@ -1,5 +1,5 @@
 """The "fair dice" page (ui/dice.html, SPEC §10) in a real browser: Playwright driving Debian's Chromium against
-`fairdice serve` (the fixtures of tests/browser/test_browser.py), on a phone (390x844), in English and in Chinese.
+`fairdice serve` (the fixtures of tests/browser/conftest.py), on a phone (390x844), in English and in Chinese.
 
 It opens a session, sends a client seed made on the device, rolls dice notation (its requests signed with an
 Ed25519 key made there), refuses malformed notation in the player's language, reveals the seed and verifies the

@@ -1,5 +1,5 @@
 """Playing friends in a real browser (issue 20), with every move signed by the player who made it (SPEC §5.7):
-Playwright driving Debian's Chromium against `fairdice serve` (the fixtures of tests/browser/test_browser.py).
+Playwright driving Debian's Chromium against `fairdice serve` (the fixtures of tests/browser/conftest.py).
 
 - two browsers play each other from an invite link: the friend's page (Chinese) sees the rules, the seats and the
   signed commitment before joining with its own seed and key; each takes its turns and sees the other's moves

@@ -1,5 +1,5 @@
 """The guide, "How to play & tips" (issue 22), in a real browser: Playwright driving Debian's Chromium against
-`fairdice serve` (the fixtures of tests/browser/test_browser.py).
+`fairdice serve` (the fixtures of tests/browser/conftest.py).
 
 In Chinese and in English, on a 390x844 phone (by taps) and on a desktop (by clicks): the header's button
 (`open-guide`) opens the guide from the lobby and from a game; its rules (`guide-rules`: every box of every rule
