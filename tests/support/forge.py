@@ -519,7 +519,7 @@ def roll_count_cases() -> Iterator[Case]:
     doc = forged_log(SHORT, 1, lambda g: True, score_without_roll)
     yield fail("score-without-roll", "the bot's first turn is a score with no roll event before it (the "
                "points are those of the dice its roll 1 would have shown)", doc, "roll.count")
-    base, short = BASES[SHORT], genuine(SHORT)
+    short = genuine(SHORT)
     i = first_index(short, lambda e: e["type"] == "roll" and e["seat"] == 1)
     events = short["events"][:i + 1] + short["events"][i:]
     yield fail("duplicated-roll", "the bot's first roll appears twice in a row", signed(with_events(short, events)),

@@ -15,7 +15,6 @@ from fairdice.game import NAME_MAX, check_seats
 from fairdice.log import canonical, verify_signature
 from fairdice.rules import options
 from support import VECTORS
-from support import REPO as ROOT
 
 
 
