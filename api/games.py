@@ -484,7 +484,7 @@ class StateText:
     commitment, seats' names) are encoded once, and a seat's block (card, totals, seed flags) again only when
     it changed; the rest is a handful of small values, the new events and the receipt.  The text is exactly
     what `json.dumps(document, separators=(",", ":"), ensure_ascii=False)` makes of the document whose fields
-    are listed in api/openapi.json (GameState), in the same order (tests/test_games_state_text.py)."""
+    are listed in api/openapi.json (GameState), in the same order (tests/unit/test_games_state_text.py)."""
 
     def __init__(self, record: GameRecord, setup: Setup):
         header, opened = record.opened["header"], record.opened

@@ -1,6 +1,6 @@
 """The text rule of SPEC §2.2 (client seeds and seat names) as the OpenAPI document's `pattern`s, generated
 from fairdice.derive.REFUSED_CODE_POINTS, so that the schema states what the server accepts and the two
-cannot drift (tests/test_openapi_patterns.py holds api/openapi.json to these and both to the vectors of
+cannot drift (tests/contract/test_openapi_patterns.py holds api/openapi.json to these and both to the vectors of
 tests/vectors/client_seed_rule.json).
 
 `python -m api.openapi_patterns` writes them into api/openapi.json (loaded and dumped again as it is kept:

@@ -1,7 +1,7 @@
 """Storage: the only place that knows SQL (the modules in api/stores/).
 
 The interface is small on purpose (`Store`, api/stores/base.py), so that two
-databases serve the same API and tests/test_store_contract.py holds them to
+databases serve the same API and tests/contract/test_store_contract.py holds them to
 the same behaviour:
 
 - `SQLiteStore` (api/stores/sqlite.py): the embedded default, one file, for

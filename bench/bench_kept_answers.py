@@ -24,8 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from api import create_app
-from test_api import EV, HUMAN, bearer, started
-from test_api_helpers import play_turn
+from support.api_helpers import EV, HUMAN, bearer, play_turn, started
 
 
 def play(client, rules: str) -> tuple[str, str, list]:

@@ -37,7 +37,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-sys.path.insert(0, str(REPO / "tests"))  # (test_api_helpers.app_server)
+sys.path.insert(0, str(REPO / "tests"))  # (support.api_helpers.app_server)
 
 CHROMIUM = os.environ.get("FAIRDICE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -66,7 +66,7 @@ def uncompressed(on: bool):
 def serving():
     """The API on 127.0.0.1:<free port>, in a thread (the tests' app_server): its base URL."""
     from api import create_app
-    from test_api_helpers import app_server
+    from support.api_helpers import app_server
     logging.getLogger("werkzeug").setLevel(logging.WARNING)  # (a line per request otherwise)
     with tempfile.TemporaryDirectory() as data:
         os.environ.setdefault("FAIRDICE_RATE_CREATE", "off")

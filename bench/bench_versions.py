@@ -18,11 +18,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # (the package `support`)
 
 from fairdice.game import Game, Setup
 from fairdice.log import Signer, build_log, canonical, open_log
-from tests.signing import SigningGame, player_key
-from tests.test_verifier_support import play_randomly
+from support.signing import SigningGame, player_key
+from support.verifier_support import play_randomly
 from verifier.botcheck import PublishedBots
 from verifier.replay import verify_document
 

@@ -13,6 +13,10 @@ from pathlib import Path
 
 import pytest
 
+# Fixtures that tests of several folders ask for, registered once (tests/support/, importable as `support`
+# through pyproject.toml's `pythonpath`): the stores' `backend`, `store` and `database_url`, the disks' `loop_disk`.
+pytest_plugins = ["support.stores", "support.disks"]
+
 _RUN_DIR: Path | None = None
 
 
@@ -26,8 +30,8 @@ def pytest_configure(config):
     # when a request first needs it.
     os.environ["FAIRDICE_TABLES"] = "lazy"
     # No rate limit and no quota for any app or server a test makes, unless the test asks for them
-    # (tests/test_api_limits.py): the suite creates many games from one address, quickly.
-    from test_api_helpers import LIMITS_OFF
+    # (tests/unit/test_api_limits.py): the suite creates many games from one address, quickly.
+    from support.api_helpers import LIMITS_OFF
     os.environ.update(LIMITS_OFF)
 
 
@@ -79,7 +83,7 @@ def make_app(tmp_path):
 def app_url(tmp_path_factory):
     """A real HTTP server on a loopback port (the app in a thread of this process): its base URL."""
     from api import create_app
-    from test_api_helpers import app_server
+    from support.api_helpers import app_server
     app = create_app({"FAIRDICE_DATA_DIR": str(tmp_path_factory.mktemp("app-server"))})
     with app_server(app) as base:
         yield base
@@ -88,7 +92,7 @@ def app_url(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """`fairdice serve` as a real process group on a free loopback port (3 workers of 4 threads)."""
-    from test_api_helpers import ServeProcess
+    from support.api_helpers import ServeProcess
     proc = ServeProcess(tmp_path_factory.mktemp("serve"), workers=3, threads=4).start()
     yield proc
     proc.stop()

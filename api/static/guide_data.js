@@ -1,6 +1,6 @@
 // The guide's facts that are not words: an example hand for every box of every rule set (with the score the
 // rule book, SPEC.md §3, gives it), the forced joker's cases, and the order of the tips, questions and terms.
-// The words are in i18n/guide.en.js and i18n/guide.zh.js. tests/test_guide_content.py scores every hand here
+// The words are in i18n/guide.en.js and i18n/guide.zh.js. tests/node/test_guide_content.py scores every hand here
 // with the core (fairdice.rules), so that the guide cannot teach a wrong score.
 
 /** rules id -> box id -> hands [{dice, score}]: the first meets the box; a second shows a case players get wrong

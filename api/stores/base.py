@@ -4,7 +4,7 @@ A store holds what it is given: server seeds arrive sealed (encrypted by the
 caller) and leave sealed; tokens arrive as hashes.  Events are append-only,
 and a command's events are appended only if the game still has the event
 count the command was computed from (compare-and-append), in the same
-transaction as the command's idempotency record.  tests/test_store_contract.py
+transaction as the command's idempotency record.  tests/contract/test_store_contract.py
 holds every store to this.
 """
 

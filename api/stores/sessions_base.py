@@ -6,7 +6,7 @@ the session's tail after it, `fairdice.sessions.Tail`, so that a command resumes
 replaying the history) and `session_idempotency`.  An append adds events only at the index the command was
 computed from (compare-and-append: the primary key (session_id, idx) refuses a second event at an index), in one
 transaction with the new pair's sealed seed and the idempotency record.  No row is ever rewritten: a roll costs
-one event row, whatever the session's length.  tests/test_store_contract.py holds both stores to this.
+one event row, whatever the session's length.  tests/contract/test_store_contract.py holds both stores to this.
 
 The two quotas of api/sessions.py: the sessions a client may open a day (FAIRDICE_MAX_SESSIONS) count the
 `sessions` rows by their `client` and `created_at` (the index `sessions_by_client`); the rolls a client's sessions

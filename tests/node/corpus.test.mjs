@@ -1,4 +1,4 @@
-// verify.js held to the shared adversarial corpus, tests/vectors/forged/ (made by tests/forge.py):
+// verify.js held to the shared adversarial corpus, tests/vectors/forged/ (made by tests/support/forge.py):
 // every case gets its verdict, and a "fail" case lists its check among the failures.
 //
 // The one allowance is SPEC's for the browser: the optimal bot's decisions are not checked here, so a
@@ -15,7 +15,7 @@ import { REPO, VECTORS, failing } from "./helpers.mjs";
 
 const DIR = join(VECTORS, "forged");
 const INDEX = join(DIR, "index.json");
-const FORGE = join(REPO, "tests", "forge.py");
+const FORGE = join(REPO, "tests", "support", "forge.py");
 
 /** Does the log name an optimal bot seat? (Read leniently: the case may not be a log at all.) */
 function hasOptimalBot(bytes) {
@@ -63,7 +63,7 @@ if (existsSync(INDEX)) {
   // (an audit case, two logs audited together, is fairdice-verify --audit's: verify.js checks one log at a time)
   for (const c of index.cases.filter((k) => !k.audit_with)) test(`corpus ${c.verdict}: ${c.name}`, () => checkCase(c));
 } else {
-  // Until tests/forge.py exists there is no corpus to run; once it does, a missing corpus is a failure.
-  test("the forged corpus tests/vectors/forged/index.json exists", { skip: existsSync(FORGE) ? false : "tests/forge.py is not written yet" },
-    () => assert.fail("tests/vectors/forged/index.json is missing: run `python tests/forge.py`"));
+  // Until tests/support/forge.py exists there is no corpus to run; once it does, a missing corpus is a failure.
+  test("the forged corpus tests/vectors/forged/index.json exists", { skip: existsSync(FORGE) ? false : "tests/support/forge.py is not written yet" },
+    () => assert.fail("tests/vectors/forged/index.json is missing: run `python tests/support/forge.py`"));
 }

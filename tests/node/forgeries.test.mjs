@@ -1,6 +1,6 @@
 // Logs forged from SPEC §8.4's game by an operator who holds the key and re-signs, each with the
 // verdict and the check SPEC §7 calls for. (The shared corpus, tests/vectors/forged/, has more:
-// corpus.test.mjs; tests/test_verify_js.py compares verify.js with fairdice-verify on many more.)
+// corpus.test.mjs; tests/node/test_verify_js.py compares verify.js with fairdice-verify on many more.)
 
 import assert from "node:assert/strict";
 import test from "node:test";

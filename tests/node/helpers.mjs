@@ -1,5 +1,5 @@
 // Shared by the Node tests of api/static/verify.js: the repository's files, and a dishonest operator
-// who holds a signing key and re-signs what it changes (SPEC §6), as tests/forge.py does in Python.
+// who holds a signing key and re-signs what it changes (SPEC §6), as tests/support/forge.py does in Python.
 
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -61,12 +61,12 @@ export async function resign(doc, s, { keyFields = true } = {}) {
 /** The ids of the failed checks of a report. */
 export const failing = (report) => [...new Set(report.failures.map((f) => f.check))].sort();
 
-// ------------------------------------------------------------------ the shared corpus (tests/forge.py)
+// ------------------------------------------------------------------ the shared corpus (tests/support/forge.py)
 
 export const corpusIndex = () => JSON.parse(readFileSync(join(FORGED, "index.json"), "utf8"));
 export const corpusLog = (name) => JSON.parse(readFileSync(join(FORGED, `${name}.json`), "utf8"));
 
-/** A key of tests/forge.py: the raw private key is SHA-256 of "fairdice forged corpus: <label>"
+/** A key of tests/support/forge.py: the raw private key is SHA-256 of "fairdice forged corpus: <label>"
  * ("the operator's signing key", "player key <seat>"). */
 export async function corpusSigner(label) {
   return signer(await sha256Hex(new TextEncoder().encode(`fairdice forged corpus: ${label}`)));

@@ -1,5 +1,5 @@
 // api/static/verify/sessions.js held to SPEC §10's vectors (tests/vectors/sessions.json) and to the adversarial
-// corpus of session logs (tests/vectors/forged_sessions/, made by tests/forge_sessions.py), under Node.
+// corpus of session logs (tests/vectors/forged_sessions/, made by tests/support/forge_sessions.py), under Node.
 
 import assert from "node:assert/strict";
 import test from "node:test";

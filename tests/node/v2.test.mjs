@@ -1,6 +1,6 @@
 // Log format version 2 (SPEC §5) in verify.js: commitments to the client seeds of two or more humans
 // (client_seed.commit), who may abandon and why (game.abandon), and the server's signed move receipts
-// (receipt.chain). The genuine logs are the corpus's (tests/forge.py: played by the Python core); the forgeries
+// (receipt.chain). The genuine logs are the corpus's (tests/support/forge.py: played by the Python core); the forgeries
 // are made here by an operator who holds the corpus's signing key and re-signs, each with the verdict and the
 // failing checks the contract calls for.
 

@@ -1,6 +1,6 @@
 // Log format version 3 (SPEC §5.7) in verify.js: players' keys and signed commands (player.signature), the client
 // seed commitment over the key, receipts of version 2, abandons that no player signed held to the player's move
-// receipts (game.abandon), and one trusted key per signature. The genuine logs are the corpus's (tests/forge.py:
+// receipts (game.abandon), and one trusted key per signature. The genuine logs are the corpus's (tests/support/forge.py:
 // played by the Python core, whose player keys derive from fixed labels); the forgeries are made here by an
 // operator who holds the corpus's server key and re-signs, each with the verdict and the failing checks SPEC calls
 // for.

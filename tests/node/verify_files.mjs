@@ -1,4 +1,4 @@
-// Verify log files with verify.js and print one JSON document on stdout, for tests/test_verify_js.py
+// Verify log files with verify.js and print one JSON document on stdout, for tests/node/test_verify_js.py
 // to compare with `fairdice-verify --json` on the same files:
 //
 //   node tests/node/verify_files.mjs JOBS.json

@@ -5,7 +5,7 @@ its rendering between SPEC's <!-- optimal-example:begin/end --> markers.
     python tests/vectors/build_optimal.py --check  # exit 1 if either is out of date
 
 The numbers come from the core (fairdice's optimal table and policy, its derivation of the tie-break);
-tests/test_verifier_policies.py holds the verifier's own implementation of §4.6 to them. The position is
+tests/unit/test_verifier_policies.py holds the verifier's own implementation of §4.6 to them. The position is
 a real one, small enough for a hand-written programme: a yacht card with two boxes open, whose successor
 states have one box open and whose values follow from the full card's 0 by one turn each.
 """

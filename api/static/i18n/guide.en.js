@@ -1,6 +1,6 @@
 // English: the words of the guide ("How to play & tips", guide.js). Same format as en.js ({placeholders}; a list
 // of strings for paragraphs); the example hands and the order of tips, questions and terms are in guide_data.js.
-// Rule numbers are SPEC.md §3's; tests/test_guide_content.py checks that both languages say the same numbers.
+// Rule numbers are SPEC.md §3's; tests/node/test_guide_content.py checks that both languages say the same numbers.
 
 export default {
   "open": "How to play",

@@ -1,6 +1,6 @@
 // 简体中文：「玩法与技巧」（guide.js）的全部文字。格式同 zh.js（{占位符}；段落用字符串列表）；
 // 示例骰子以及技巧、问题、术语的顺序在 guide_data.js。规则里的数字以 SPEC.md §3 为准，
-// tests/test_guide_content.py 会检查两种语言说的是同样的数字。
+// tests/node/test_guide_content.py 会检查两种语言说的是同样的数字。
 
 export default {
   "open": "玩法与技巧",
