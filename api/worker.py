@@ -404,7 +404,7 @@ class BufferedThreadWorker(ThreadWorker):
         request already read, a worker stopping) is the event loop's to finish, as gthread does."""
         try:
             keep = self.handle(conn)
-        except BaseException:
+        except BaseException:  # handle answers what it can: a connection it could not is closed
             keep = False
         if keep is True and self.alive and not conn.parser.unreader.buf.getvalue():
             try:
