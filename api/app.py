@@ -7,10 +7,12 @@ refuse with domain errors, which api/problems.py alone maps to `application/prob
 
 from __future__ import annotations
 
+import re
 from inspect import CO_COROUTINE
 from types import FunctionType
 
 from flask import Flask
+from werkzeug.routing import Rule
 
 from . import problems, routes
 from .config import settings
@@ -35,6 +37,77 @@ class FairdiceFlask(Flask):
                 and not hasattr(func, "_is_coroutine_marker")):
             return func
         return super().ensure_sync(func)
+
+    def create_url_adapter(self, request):
+        """A move (POST /v1/games/{id}/roll and its siblings: most of what the server answers) is matched by one
+        regular expression; werkzeug's adapter, bound for every request (its host, scheme and path worked out,
+        then its state machine run), is made only if something else asks for it.  Every other request, and a
+        move whose path holds anything but the characters of a game id, is matched by werkzeug as before."""
+        if request is not None and request.environ.get("REQUEST_METHOD") == "POST":
+            routes = self.__dict__.get("_fairdice_moves")
+            if routes is None:
+                routes = self._fairdice_moves = MoveRoutes.of(self)
+            found = routes.match(request.environ.get("PATH_INFO", ""))
+            if found is not None:
+                return MatchedAdapter(self, request, *found)
+        return super().create_url_adapter(request)
+
+
+MOVE_ENDPOINTS = ("games.client_seed", "games.roll", "games.score", "games.abandon")
+_GAME_ID_TEXT = "[A-Za-z0-9_-]+"  # (a game id is URL-safe base64: narrower than werkzeug's [^/]+, never wider)
+
+
+class MoveRoutes:
+    """The move routes' rules, matched by their path alone: each is `/v1/games/<game_id>/<action>` with the
+    default converter, and no other POST route ends the same way.  Used only where werkzeug would match the
+    same way: no trusted-host check, no host or subdomain matching."""
+
+    def __init__(self, pattern: re.Pattern | None, rules: dict[str, Rule]):
+        self.pattern, self.rules = pattern, rules
+
+    @classmethod
+    def of(cls, app: Flask) -> MoveRoutes:
+        if app.config["TRUSTED_HOSTS"] is not None or app.url_map.host_matching or app.subdomain_matching:
+            return cls(None, {})
+        rules = {}
+        for rule in app.url_map.iter_rules():
+            if rule.endpoint in MOVE_ENDPOINTS and "POST" in rule.methods:
+                head, _, action = rule.rule.rpartition("/")
+                if head != "/v1/games/<game_id>" or "<" in action:
+                    return cls(None, {})  # (routes changed: werkzeug alone matches them)
+                rules[action] = rule
+        if not rules:
+            return cls(None, {})
+        actions = "|".join(re.escape(action) for action in rules)
+        return cls(re.compile(f"/v1/games/({_GAME_ID_TEXT})/({actions})"), rules)
+
+    def match(self, path: str) -> tuple[Rule, dict] | None:
+        found = self.pattern.fullmatch(path) if self.pattern is not None else None
+        if found is None:
+            return None
+        return self.rules[found[2]], {"game_id": found[1]}
+
+
+class MatchedAdapter:
+    """The URL adapter of a request whose rule MoveRoutes found: `match()` answers it; anything else (building
+    a URL, matching another path) goes to werkzeug's adapter, bound on first use as Flask binds it."""
+
+    def __init__(self, app: Flask, request, rule: Rule, args: dict):
+        self._app, self._request, self._rule, self._args = app, request, rule, args
+        self._adapter = None
+
+    def match(self, path_info=None, method=None, return_rule=False, query_args=None, websocket=None):
+        if path_info is None and method is None and query_args is None and websocket is None:
+            return (self._rule if return_rule else self._rule.endpoint), dict(self._args)
+        return self._bound().match(path_info, method, return_rule, query_args, websocket)
+
+    def _bound(self):
+        if self._adapter is None:
+            self._adapter = Flask.create_url_adapter(self._app, self._request)
+        return self._adapter
+
+    def __getattr__(self, name):
+        return getattr(self._bound(), name)
 
 
 def create_app(config: dict | None = None, store: Store | None = None, keys: KeyRing | None = None) -> Flask:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from gunicorn.app.base import BaseApplication
 
-from fairdice.edges.argtypes import positive_int
+from fairdice.adapters.argtypes import positive_int
 
 from .config import settings
 from .worker import PARSER_LIMITS, WORKER_CONNECTIONS, BufferedThreadWorker
@@ -129,11 +129,11 @@ UNAVAILABLE_AT_START = {"disk_full": "its disk is full", "read_only": "it is rea
 
 def database_error(conf, exc: Exception) -> StartupError:
     """An error opening or probing the database as one line that names it (its password hidden)."""
-    from .store import Unavailable, describe_db, is_postgres_url, redacted
+    from .store import UnavailableError, describe_db, is_postgres_url, redacted
 
     named = describe_db(conf.db)
     own_name = f"{redacted(conf.db) if is_postgres_url(conf.db) else conf.db}: "  # how store errors begin
-    if isinstance(exc, Unavailable):
+    if isinstance(exc, UnavailableError):
         detail = one_line(exc.detail).removeprefix(own_name)
         return StartupError(f"the database {named} cannot be used: {UNAVAILABLE_AT_START[exc.reason]} ({detail})")
     text = one_line(exc.strerror if isinstance(exc, OSError) and exc.strerror else exc).removeprefix(own_name)
@@ -316,7 +316,7 @@ def prepare_bots(mode: str, say) -> None:
     background process while serving ("background"), or by the first request that needs one ("lazy").
     Until a table exists, games and hints that need it are answered 503 with Retry-After (api.engines)."""
     try:
-        from fairdice.edges import table_cache
+        from fairdice.adapters import table_cache
     except ImportError:
         return
     from fairdice.rules import RULESETS

@@ -6,16 +6,25 @@ parser then parses it from memory).  A request must arrive within the settings' 
 it is answered 408 and closed; a request line and headers over HEAD_LIMIT get 414 or 431; a connection's
 unread input is drained at most LINGER_SECONDS when it closes.  Every refusal, gunicorn's own included (a
 request it cannot parse), is a problem document (RFC 9457), never an HTML page.
+
+What each request spends on the way (issue 21, bench/bench_api.py): the request threads take connections off one
+queue and the thread that answered puts a kept-alive connection back in the poller itself (gthread's executor
+makes a Future per request and wakes the event loop through a pipe to do it); an answer in one piece leaves in
+one write, head and body, with a Date header formatted once a second.
 """
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import datetime
 import errno
 import io
+import queue
 import re
 import selectors
 import socket
+import threading
 import time
 from functools import partial
 from http import HTTPStatus
@@ -23,9 +32,10 @@ from http import HTTPStatus
 from gunicorn import util as gunicorn_util
 from gunicorn.http import errors as parse_errors
 from gunicorn.http import get_parser
+from gunicorn.http import wsgi as gunicorn_wsgi
 from gunicorn.http.body import Body, ChunkedReader
 from gunicorn.http.wsgi import Response, default_environ
-from gunicorn.workers.gthread import TConn, ThreadWorker
+from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from .config import settings
 
@@ -46,7 +56,7 @@ PARSER_LIMITS = {"limit_request_line": 0, "limit_request_field_size": HEAD_LIMIT
                  "limit_request_fields": HEADER_FIELDS_LIMIT}
 
 
-class HeadTooLarge(Exception):
+class HeadTooLargeError(Exception):
     """The request line and headers go on past HEAD_LIMIT bytes (`in_request_line`: the request line alone)."""
 
     def __init__(self, in_request_line: bool):
@@ -97,7 +107,7 @@ class Framing:
         if end < 0 and _bare_lf(buf, self.scanned):
             return True  # the parser refuses it at once
         if end >= 0 or len(buf) > HEAD_LIMIT:  # (however fast it came)
-            raise HeadTooLarge(in_request_line=buf.find(b"\r\n", 0, HEAD_LIMIT) < 0)
+            raise HeadTooLargeError(in_request_line=buf.find(b"\r\n", 0, HEAD_LIMIT) < 0)
         self.scanned = len(buf)
         return False
 
@@ -233,10 +243,65 @@ class SettledConfig:
         return value
 
 
+_date: tuple[int, str] = (0, "")  # (second, its HTTP date): replaced whole, so threads read it without a lock
+
+
+def http_date() -> str:
+    """The Date header's value (RFC 9110 section 5.6.7), formatted once a second (gunicorn formats it for every
+    answer through email.utils)."""
+    global _date
+    second = int(time.time())
+    if _date[0] != second:
+        _date = (second, time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(second)))
+    return _date[1]
+
+
+class OneWriteResponse(Response):
+    """gunicorn's response writer, except that an answer in one piece framed by its Content-Length (every JSON
+    answer of the API) leaves in one write, head and body together: gunicorn writes the head, then the body, two
+    system calls and two packets.  Anything else (a chunked answer, a file, one written in several pieces) is
+    written as gunicorn writes it."""
+
+    def default_headers(self):
+        if self.upgrade:
+            connection = "upgrade"
+        elif self.should_close():
+            connection = "close"
+        else:
+            connection = "keep-alive"
+        headers = [f"HTTP/{self.req.version[0]}.{self.req.version[1]} {self.status}\r\n",
+                   f"Server: {self.version}\r\n", f"Date: {http_date()}\r\n", f"Connection: {connection}\r\n"]
+        if self.chunked:
+            headers.append("Transfer-Encoding: chunked\r\n")
+        return headers
+
+    def head(self) -> bytes:
+        """The status line and header fields, as gunicorn's send_headers writes them."""
+        fields = self.default_headers()
+        fields.extend([f"{name}: {value}\r\n" for name, value in self.headers])
+        fields.append("\r\n")
+        return "".join(fields).encode("latin-1")
+
+    def send_headers(self):
+        if not self.headers_sent:
+            gunicorn_util.write(self.sock, self.head())
+            self.headers_sent = True
+
+    def write(self, arg):
+        if (not self.headers_sent and type(arg) is bytes and len(arg) == self.response_length
+                and not self.chunked and not self._omits_body):
+            head = self.head()
+            self.headers_sent = True
+            self.sent = len(arg)
+            gunicorn_util.write(self.sock, head + arg)
+            return
+        super().write(arg)
+
+
 class BufferedConn(TConn):
     """A connection whose requests the event loop reads into `source` before a thread parses them."""
 
-    def __init__(self, worker: "BufferedThreadWorker", sock, client, server):
+    def __init__(self, worker: BufferedThreadWorker, sock, client, server):
         super().__init__(worker.cfg, sock, client, server)
         self.worker = worker
         self.source = RequestSource()
@@ -249,6 +314,48 @@ class BufferedConn(TConn):
             self.worker.linger(self.sock)  # not gunicorn's: it would wait for the client in the event loop
         else:
             gunicorn_util.close(self.sock)
+
+
+class Handoff:
+    """A worker's request threads, taking the connections whose request has arrived whole off one queue.
+    gthread hands each request to a ThreadPoolExecutor (a Future with its condition, a done-callback) and wakes
+    the event loop through a pipe once it is answered, to put the connection back in the poller; here
+    `serve(conn)` does all of that in the thread that answered.  The threads are not daemons: like an executor's,
+    they finish the requests they hold before the process exits; `shutdown` ends them once the queue is done."""
+
+    def __init__(self, threads: int, serve):
+        self.queue: queue.SimpleQueue = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._run, args=(serve,), name=f"fairdice-request-{i}")
+                        for i in range(threads)]
+        for thread in self.threads:
+            thread.start()
+
+    def submit(self, conn) -> None:
+        self.queue.put(conn)
+
+    def _run(self, serve) -> None:
+        while (conn := self.queue.get()) is not None:
+            serve(conn)
+
+    def shutdown(self, wait: bool = True) -> None:
+        for _ in self.threads:
+            self.queue.put(None)
+        if wait:
+            for thread in self.threads:
+                thread.join()
+
+
+class _Outcome:
+    """What gthread's finish_request reads of a request's Future: its result (whether to keep the connection)."""
+
+    def __init__(self, keep):
+        self.keep = keep
+
+    def cancelled(self) -> bool:
+        return False
+
+    def result(self):
+        return self.keep
 
 
 class BufferedThreadWorker(ThreadWorker):
@@ -284,7 +391,51 @@ class BufferedThreadWorker(ThreadWorker):
         self.lingering: dict[socket.socket, float] = {}  # closed sockets still draining -> when to give up
         self.stop_reading_at: float | None = None  # once stopping: when arriving requests are given up
         self.cfg = SettledConfig(self.cfg)
+        self.parked: collections.deque[BufferedConn] = collections.deque()  # kept alive by a thread, not yet listed
         super().init_process()  # (runs the worker to its end)
+
+    def get_thread_pool(self) -> Handoff:
+        return Handoff(self.cfg.threads, self._serve_connection)
+
+    def _serve_connection(self, conn: BufferedConn) -> None:
+        """(In a thread.) Answer the connection's request; then, if it stays open, put it back in the poller to
+        wait for its next request (listed in `parked` first, which the event loop moves into gthread's list of
+        kept-alive connections before it looks at that list); anything else (a close, the start of a pipelined
+        request already read, a worker stopping) is the event loop's to finish, as gthread does."""
+        try:
+            keep = self.handle(conn)
+        except BaseException:  # handle answers what it can: a connection it could not is closed
+            keep = False
+        if keep is True and self.alive and not conn.parser.unreader.buf.getvalue():
+            try:
+                conn.sock.setblocking(False)
+                conn.set_timeout()
+                self.parked.append(conn)
+                self.poller.register(conn.sock, selectors.EVENT_READ, partial(self.on_client_socket_readable, conn))
+                return
+            except (OSError, ValueError, KeyError):
+                keep = False  # (the socket is gone: the event loop closes it)
+                with contextlib.suppress(ValueError):
+                    self.parked.remove(conn)
+        self.method_queue.defer(self.finish_request, conn, _Outcome(keep))
+
+    def _list_parked(self) -> None:
+        """(Event loop.) The connections threads put back in the poller, into gthread's kept-alive list (in the
+        order they were parked, so that the list stays sorted by time-out)."""
+        parked = self.parked
+        while parked:
+            conn = parked.popleft()
+            if not self.alive:  # (a stopping worker keeps its kept-alive connections briefly, as gthread does)
+                conn.timeout = min(conn.timeout, time.monotonic() + STOP_KEEPALIVE_LINGER)
+            self.keepalived_conns.append(conn)
+
+    def on_client_socket_readable(self, conn, client):
+        self._list_parked()
+        super().on_client_socket_readable(conn, client)
+
+    def murder_keepalived(self, force=False):
+        self._list_parked()
+        super().murder_keepalived(force)
 
     def notify(self):
         """The heartbeat the arbiter watches (a file's time stamp), at most every HOUSEKEEPING_EVERY seconds:
@@ -343,7 +494,7 @@ class BufferedThreadWorker(ThreadWorker):
             conn.source.pending += data
         try:
             complete = conn.framing.complete(conn.source.pending)
-        except HeadTooLarge as exc:
+        except HeadTooLargeError as exc:
             if exc.in_request_line:
                 self._refuse(conn, 414, "request_uri_too_long", f"the request line is longer than {HEAD_LIMIT} bytes")
             else:
@@ -360,7 +511,7 @@ class BufferedThreadWorker(ThreadWorker):
         if complete:
             self._stop_reading(conn)
             conn.data_ready = True  # (so gthread does not wait for data in the thread)
-            ThreadWorker.enqueue_req(self, conn)
+            self.tpool.submit(conn)
             return False
         if data == b"":  # the client went away before its request was whole
             self._drop(conn)
@@ -460,11 +611,57 @@ class BufferedThreadWorker(ThreadWorker):
             req._expected_100_continue = False  # the event loop has sent "100 Continue" already
         conn.sock.settimeout(self.read_timeout)
         try:
-            return super().handle_request(req, conn)
+            return self._serve(req, conn)
         except TimeoutError:
             self.log.warning("dropped a connection from %s: it did not read its answer for %g s",
                              conn.client[0] if conn.client else "?", self.read_timeout)
             return False
+
+    def _serve(self, req, conn: BufferedConn) -> bool:
+        """gthread's handle_request, with OneWriteResponse as the writer: run the app, write its answer, log the
+        request; whether the connection stays open."""
+        environ = {}
+        resp = None
+        try:
+            self.cfg.pre_request(self, req)
+            request_start = time.monotonic()
+            resp, environ = gunicorn_wsgi.create(req, conn.sock, conn.client, conn.server, self.cfg,
+                                                 response_class=OneWriteResponse)
+            environ["wsgi.multithread"] = True
+            self.nr += 1
+            if self.nr >= self.max_requests:
+                if self.alive:
+                    self.log.info("Autorestarting worker after current request.")
+                    self.alive = False
+                resp.force_close()
+            if not self.alive or not self.cfg.keepalive or len(self.keepalived_conns) >= self.max_keepalived:
+                resp.force_close()
+            respiter = self.wsgi(environ, resp.start_response)
+            try:
+                if isinstance(respiter, environ["wsgi.file_wrapper"]):
+                    resp.write_file(respiter)
+                else:
+                    for item in respiter:
+                        resp.write(item)
+                resp.close()
+            finally:
+                self.log.access(resp, req, environ, datetime.timedelta(seconds=time.monotonic() - request_start))
+                if hasattr(respiter, "close"):
+                    respiter.close()
+            return not resp.should_close()
+        except OSError:
+            raise
+        except (Exception, SystemExit):
+            if resp and resp.headers_sent:  # (an answer begun cannot be followed by an error's answer)
+                self.log.exception("Error handling request")
+                gunicorn_util.close_graceful(conn.sock)
+                raise StopIteration() from None
+            raise
+        finally:
+            try:
+                self.cfg.post_request(self, req, environ, resp)
+            except Exception:
+                self.log.exception("Exception in post_request hook")
 
     def handle_error(self, req, client, addr, exc):
         """(In a thread.) A request gunicorn's parser refused, or an error outside the app: answered with a

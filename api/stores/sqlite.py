@@ -10,7 +10,7 @@
   of its row says so).  Events are append-only, so an equal count means the
   very same history: two requests racing on one game, in one process or in
   several gunicorn workers, can never both append after the same event, and a
-  roll is never consumed twice.  The loser gets `Conflict` and recomputes on
+  roll is never consumed twice.  The loser gets `ConflictError` and recomputes on
   the new history.  A file lock in front of `BEGIN IMMEDIATE` makes waiting
   writers queue in the kernel instead of polling SQLite's busy handler (which
   sleeps up to 100 ms between tries); everything that can be done before the
@@ -23,7 +23,7 @@
   command's events go through the process's commit group (`_CommitGroup`):
   the thread that finds no commit under way leads, takes every write queued
   meanwhile by the other threads, runs each in a savepoint of one transaction
-  (a refused one, Conflict say, is rolled back alone, in order, so each append
+  (a refused one, ConflictError say, is rolled back alone, in order, so each append
   still sees the ones before it) and commits them together; the others wait
   for its commit.  Rate-limit counts and pruning, which nobody is answered for,
   commit at NORMAL.
@@ -82,10 +82,11 @@ from urllib.parse import quote
 from ..files import make_private_dirs
 from .sessions_base import utc_day
 from .sqlite_sessions import SQLiteSessions, create_session_tables
-from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, Busy, ClientGames,
-                   Conflict, DuplicateGame, GameNotFound, GameRecord, GamesMarker, Progress, RateWait, Remembered,
-                   SYNCHRONOUS_LEVELS, Snapshot, Store, StoreError, Unavailable, check_quota, check_rate,
-                   dumps as _dumps, loads_array, longest_wait, newer_schema, now as _now, seat_key as _seat_key)
+from .base import (CLIENT_QUOTAS, CLIENT_QUOTAS_TABLE, FINAL_STATUSES, SCHEMA_VERSION, AppendFeed, BusyError,
+                   ClientGames, ConflictError, DuplicateGameError, GameNotFoundError, GameRecord, GamesMarker, Progress,
+                   RateWait, Remembered, SYNCHRONOUS_LEVELS, Snapshot, Store, StoreError, UnavailableError,
+                   check_quota, check_rate, dumps as _dumps, loads_array, longest_wait, newer_schema, now as _now,
+                   seat_key as _seat_key)
 
 AUTOCHECKPOINT_FALLBACK = 2000  # pages (8 MB) before a commit checkpoints by itself, if the thread falls behind
 WAL_SIZE_LIMIT = 4 << 20  # bytes the -wal file is cut back to when it restarts (journal_size_limit)
@@ -239,12 +240,14 @@ class _Pool:
 
 
 class _Pending:
-    """A durable write waiting for its commit: work(conn, *args), then its result or the error to raise."""
-    __slots__ = ("work", "args", "done", "result", "error")
+    """A durable write waiting for its commit: work(conn, *args), then its result or the error to raise.  `wake`
+    (made when it has to wait): a lock held until the commit group lets its thread go, settled or to lead."""
+    __slots__ = ("work", "args", "done", "result", "error", "wake")
 
     def __init__(self, work, args: tuple):
         self.work, self.args = work, args
         self.done, self.result, self.error = False, None, None
+        self.wake: threading.Lock | None = None
 
     def fail(self, error: BaseException) -> None:
         self.result, self.error, self.done = None, error, True
@@ -259,37 +262,49 @@ class _CommitGroup:
     """The durable writes of one process's threads, committed together.  A thread that finds no commit under
     way leads: `commit(take)` waits for the database's write lock, then takes every write queued by then (its
     own among them: `take()`) and settles each one; threads that come meanwhile queue and wait, and when the
-    commit is done one of those whose write is still queued leads the next.  So while one fsync runs (this
-    process's or another's), the next batch gathers."""
+    commit is done the leader wakes the threads it settled, each alone, and hands the lead to the first write
+    still queued.  So while one fsync runs (this process's or another's), the next batch gathers, and no thread
+    wakes only to find its write still waiting (a condition's notify_all would wake every one)."""
 
     def __init__(self):
-        self.cond = threading.Condition(threading.Lock())
+        self.lock = threading.Lock()
         self.queue: list[_Pending] = []
         self.leading = False
         self.batch: list[_Pending] | None = None  # what the leader took
 
     def run(self, commit, pending: _Pending) -> None:
-        with self.cond:
+        with self.lock:
             self.queue.append(pending)
-            while self.leading and not pending.done:
-                self.cond.wait()
+            follows = self.leading
+            if follows:
+                pending.wake = threading.Lock()
+                pending.wake.acquire()
+            else:
+                self.leading = True
+        if follows:
+            pending.wake.acquire()  # (released by a leader: the write is settled, or this thread leads now)
             if pending.done:
                 return
-            self.leading = True
         self.batch = None
         try:
             commit(self.take)
         finally:
-            for queued in self.batch if self.batch is not None else self.take():
+            batch = self.batch if self.batch is not None else self.take()
+            for queued in batch:
                 if not queued.done:
                     queued.fail(StoreError("the commit of this write was interrupted"))
-            with self.cond:
-                self.leading = False
-                self.cond.notify_all()
+            with self.lock:
+                successor = self.queue[0] if self.queue else None
+                self.leading = successor is not None  # (the lead passes on without a gap)
+            for queued in batch:
+                if queued.wake is not None:
+                    queued.wake.release()
+            if successor is not None:
+                successor.wake.release()
 
     def take(self) -> list[_Pending]:
         """(The leader, once.)  Every write queued so far."""
-        with self.cond:
+        with self.lock:
             self.batch, self.queue = self.queue, []
         return self.batch
 
@@ -303,6 +318,10 @@ class _Process:
 
 
 class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/sqlite_sessions.py)
+    """The `Store` contract on one SQLite file, the default for a single host (its gunicorn workers share the file).
+    Shaped by SQLite's one writer: writes queue on a file lock and commit in groups under one fsync, reads use a
+    pool per process, and after a disk fault it serves nothing (UnavailableError) until the fault is mended,
+    rather than trust the disk; the module's docstring says why each of these is so."""
     def __init__(self, path: str | os.PathLike, synchronous: str = "FULL", busy_timeout: float = 30.0,
                  checkpoint_every: float = 1.0, group_commit: bool = True, marker: GamesMarker | None = None):
         """`synchronous`: SQLite's setting for the writes answered to a client (FULL: on disk before the answer;
@@ -329,7 +348,7 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
         self._uri = f"file:{quote(str(self.path))}?mode=rw"  # never creates: a vanished file stays missing
         self._lock_path = self.path.with_name(self.path.name + ".lock")
         self._checked_at = 0.0  # (monotonic) when the path last named the file the store opened
-        self._disk_fault: Unavailable | None = None  # a fault of the disk (DISK_FAULTS) until it is gone
+        self._disk_fault: UnavailableError | None = None  # a fault of the disk (DISK_FAULTS) until it is gone
         self._integrity_checked_at = 0.0  # (monotonic) when a database found corrupt was last checked
         self.integrity_check_every = INTEGRITY_CHECK_EVERY
         try:
@@ -341,7 +360,7 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
             raise _os_fault(exc, self.path) from None
         except sqlite3.Error as exc:
             fault = self._fault(exc)
-            if isinstance(fault, Unavailable) and fault.reason == "database_corrupt":
+            if isinstance(fault, UnavailableError) and fault.reason == "database_corrupt":
                 fault = StoreError(f"{self.path}: {exc}")  # at the start: not a database (garbage, another format)
             raise fault from None
 
@@ -448,23 +467,23 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
         return handle.conn
 
     def _check_file(self) -> None:
-        """Unavailable unless the path still names the very file this store opened (and then every call checks
+        """UnavailableError unless the path still names the very file this store opened (and then every call checks
         again until it does)."""
         self._checked_at = 0.0
         try:
             found = _identity(os.stat(self._path_text))
         except FileNotFoundError:
-            raise Unavailable("database_missing", f"{self.path} is gone: put it back (a server never makes a "
-                                                  f"new database while it runs)") from None
+            raise UnavailableError("database_missing", f"{self.path} is gone: put it back (a server never makes a "
+                                                       f"new database while it runs)") from None
         except OSError as exc:
             raise _os_fault(exc, self.path) from None
         if found != self._identity:
-            raise Unavailable("database_replaced", f"{self.path} is no longer the file this server opened: "
-                                                   f"restart the server to use the new one")
+            raise UnavailableError("database_replaced", f"{self.path} is no longer the file this server opened: "
+                                                        f"restart the server to use the new one")
         self._checked_at = time.monotonic()
 
     def _check_disk(self) -> None:
-        """Unavailable when the database's file system refuses to open a file for writing: read-only (ext4
+        """UnavailableError when the database's file system refuses to open a file for writing: read-only (ext4
         after an error is, though statvfs still says rw) or failing (EIO).  The file opened is the store's lock
         file, never the database: closing a descriptor of the database would drop SQLite's POSIX locks on it."""
         try:
@@ -474,13 +493,13 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
         os.close(fd)
 
     def _failed(self, exc: Exception) -> StoreError:
-        """An error of SQLite or the OS as the store's own (Busy, Unavailable, StoreError)."""
+        """An error of SQLite or the OS as the store's own (BusyError, UnavailableError, StoreError)."""
         return self._found(self._fault(exc) if isinstance(exc, sqlite3.Error) else _os_fault(exc, self.path))
 
     def _found(self, fault: StoreError) -> StoreError:
         """After a fault of the disk, let go of every file (each connection in use as its call ends), and serve
         nothing until `_mend` ends the fault; `fault`."""
-        if isinstance(fault, Unavailable) and fault.reason in DISK_FAULTS:
+        if isinstance(fault, UnavailableError) and fault.reason in DISK_FAULTS:
             if self._disk_fault is None or self._disk_fault.reason != "database_corrupt":
                 self._disk_fault = fault
             self._process().pool.let_go(keep=False)
@@ -493,22 +512,22 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
     def _fault(self, exc: sqlite3.Error) -> StoreError:
         code = (getattr(exc, "sqlite_errorcode", None) or 0) & 0xFF
         if code in (_BUSY, _LOCKED):
-            return Busy(str(exc))
+            return BusyError(str(exc))
         try:
             self._check_file()  # a vanished or replaced file explains whatever SQLite said
             self._check_disk()  # and so does a file system that refuses writes (SQLite says I/O error, or corrupt)
-        except Unavailable as explained:
+        except UnavailableError as explained:
             return explained
         except StoreError:
             pass
         if code == _FULL or (code == _IOERR and _free_bytes(self.path) < MIN_FREE_BYTES):
-            return Unavailable("disk_full", f"{self.path}: {exc} ({_free_bytes(self.path)} bytes free)")
+            return UnavailableError("disk_full", f"{self.path}: {exc} ({_free_bytes(self.path)} bytes free)")
         if code in (_READONLY, _CANTOPEN, _PERM) or (code == _IOERR and _read_only(self.path)):
-            return Unavailable("read_only", f"{self.path}: {exc}")
+            return UnavailableError("read_only", f"{self.path}: {exc}")
         if code == _IOERR:
-            return Unavailable("io_error", f"{self.path}: {exc}: the disk failed a read or write")
+            return UnavailableError("io_error", f"{self.path}: {exc}: the disk failed a read or write")
         if code in (_CORRUPT, _NOTADB):
-            return Unavailable("database_corrupt", f"{self.path}: {exc}: restore it from a backup")
+            return UnavailableError("database_corrupt", f"{self.path}: {exc}: restore it from a backup")
         return StoreError(f"{self.path}: {exc}")
 
     def _read(self, sql: str, args: tuple = ()) -> list:
@@ -698,7 +717,7 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
             self._commit(_insert_game, row)
         except sqlite3.IntegrityError as exc:
             if "UNIQUE" in str(exc):
-                raise DuplicateGame(record.game_id) from None
+                raise DuplicateGameError(record.game_id) from None
             raise StoreError(f"game {record.game_id} refused: {exc}") from None
         record.created_at = record.updated_at = now
         if self.marker is not None:
@@ -818,10 +837,10 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
         self._check_file()
         self._check_disk()
         if _read_only(self.path):
-            raise Unavailable("read_only", f"{self.path} or its directory cannot be written")
+            raise UnavailableError("read_only", f"{self.path} or its directory cannot be written")
         free = _free_bytes(self.path)
         if free < MIN_FREE_BYTES:
-            raise Unavailable("disk_full", f"{free} bytes free on the file system of {self.path}")
+            raise UnavailableError("disk_full", f"{free} bytes free on the file system of {self.path}")
         if self._disk_fault is None:
             self._write(_probe)
         else:
@@ -849,8 +868,8 @@ class SQLiteStore(SQLiteSessions, Store):  # (sessions of SPEC §10: api/stores/
                 if fault.reason == "database_corrupt":
                     found = conn.execute("PRAGMA quick_check(1)").fetchall()
                     if found != [("ok",)]:
-                        raise self._found(Unavailable("database_corrupt", f"{self.path}: integrity check: "
-                                                                          f"{found[0][0]}"))
+                        raise self._found(UnavailableError("database_corrupt", f"{self.path}: integrity check: "
+                                                                               f"{found[0][0]}"))
                 _in_transaction(conn, _rewrite_header, ())
                 if not self._truncate_wal(conn):
                     raise copy.copy(fault)  # readers kept the WAL in use: the next try
@@ -983,14 +1002,14 @@ def _append(conn: sqlite3.Connection, game_id, expected_count, bodies, move, kee
         try:
             kept = conn.execute(_KEEP, keep).rowcount
         except sqlite3.IntegrityError:  # (the foreign key: no such game)
-            raise GameNotFound(game_id) from None
+            raise GameNotFoundError(game_id) from None
         if not kept:
             return Remembered(*conn.execute(_RECALL, keep[:3]).fetchone())
     if not conn.execute(*move).rowcount:
         found = conn.execute("SELECT event_count FROM games WHERE game_id = ?", (game_id,)).fetchone()
         if found is None:
-            raise GameNotFound(game_id)
-        raise Conflict(f"game {game_id} has {found[0]} events, not {expected_count}")
+            raise GameNotFoundError(game_id)
+        raise ConflictError(f"game {game_id} has {found[0]} events, not {expected_count}")
     for start in range(0, len(bodies), EVENTS_PER_INSERT):
         chunk = bodies[start:start + EVENTS_PER_INSERT]
         conn.execute(_ADD_EVENTS[len(chunk)], (game_id, expected_count + start, *chunk))
@@ -1081,13 +1100,13 @@ def _read_only(path: Path) -> bool:
 
 def _os_fault(exc: OSError, path: Path) -> StoreError:
     if exc.errno == errno.ENOSPC:
-        return Unavailable("disk_full", f"{path}: {exc.strerror}")
+        return UnavailableError("disk_full", f"{path}: {exc.strerror}")
     if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return Unavailable("read_only", f"{exc.filename or path}: {exc.strerror}")
+        return UnavailableError("read_only", f"{exc.filename or path}: {exc.strerror}")
     if exc.errno == errno.ENOENT:
-        return Unavailable("database_missing", f"{exc.filename or path}: {exc.strerror}")
+        return UnavailableError("database_missing", f"{exc.filename or path}: {exc.strerror}")
     if exc.errno == errno.EIO:
-        return Unavailable("io_error", f"{exc.filename or path}: {exc.strerror}: the disk failed a read or write")
+        return UnavailableError("io_error", f"{exc.filename or path}: {exc.strerror}: the disk failed a read or write")
     return StoreError(f"{exc.filename or path}: {exc.strerror}")
 
 
