@@ -47,7 +47,7 @@ class Floor:
         self.data_dir, self.db_url, self.extra_env = data_dir, db_url, dict(extra_env or {})
         self.store = None
 
-    def __enter__(self) -> "Floor":
+    def __enter__(self) -> Floor:
         from api.config import settings
         from api.games import Games
         from api.keys import open_keyring

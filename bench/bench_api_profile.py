@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench.bench_api import best, keep_most_common
+from bench.bench_api import best, keep_most_common  # the same strategy as the HTTP bench
 
 SEATS = [{"type": "human", "name": "bench"}]
 

@@ -119,7 +119,7 @@ def _serve(verify: Verifier, tasks, results) -> None:
     for n, batch in iter(tasks.get, None):
         try:
             results.put((n, [verify(path) for path in batch], None))
-        except BaseException as e:
+        except BaseException as e:  # raised again in the parent, which decides
             results.put((n, None, e))
             return
 

@@ -81,7 +81,7 @@ def check_guide(page, where, device, lang, touch):
     """Every part of the guide is there, in the page's language, within the screen's width; each rule set draws
     every box with its hands; screenshots of every part."""
     in_language = assert_all_chinese if lang == "zh" else assert_all_english
-    for part, testid in PARTS.items():
+    for testid in PARTS.values():
         assert page.get_by_test_id(testid).is_visible(), (where, testid)
     for rules_id, count in BOX_COUNT.items():
         press(page, page.locator(f".guide-pick [data-rules={rules_id}]"), touch)

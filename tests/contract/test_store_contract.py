@@ -53,7 +53,7 @@ def race(n: int, work):
         barrier.wait()
         try:
             return work(i)
-        except Exception as exc:  # noqa: BLE001 - a result to count, not an error of the test
+        except Exception as exc:  # a result to count, not an error of the test
             return exc
 
     with ThreadPoolExecutor(n) as pool:

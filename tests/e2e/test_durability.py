@@ -91,7 +91,7 @@ def behind_the_lock(store: SQLiteStore, calls: list, queued: int | None = None) 
     def run(i):
         try:
             results[i] = calls[i]()
-        except Exception as exc:  # noqa: BLE001 - a result to look at
+        except Exception as exc:  # a result to look at
             results[i] = exc
 
     held = WriteLockHeld(store)

@@ -173,7 +173,7 @@ def test_the_page_fetches_a_table_checks_its_digest_and_keeps_it(yacht_bytes, tm
     served = {"/v1/tables/yacht": yacht_bytes.read_bytes(), "/v1/tables/classic13": yacht_bytes.read_bytes()}
 
     class Tables(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 (the standard library's name)
+        def do_GET(self):  # (the standard library's name)
             body = served.get(self.path)
             self.send_response(200 if body else 404)
             self.send_header("Content-Length", str(len(body or b"")))

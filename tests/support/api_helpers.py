@@ -59,7 +59,7 @@ class ServeProcess:
         self.output: list[str] = []
         self._reader: threading.Thread | None = None
 
-    def start(self, timeout: float = 30.0) -> "ServeProcess":
+    def start(self, timeout: float = 30.0) -> ServeProcess:
         cmd = [sys.executable, "-m", "fairdice", "serve", "--host", "127.0.0.1", "--port", str(self.port),
                "--data-dir", str(self.data_dir), "--workers", str(self.workers), "--threads", str(self.threads),
                *self.args]

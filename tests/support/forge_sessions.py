@@ -113,7 +113,7 @@ def reapp_signed(doc: dict, key: AppKey) -> dict:
     the place of the app's)."""
     doc = copy.deepcopy(doc)
     sid, chain = doc["header"]["session_id"], start_chain(doc["header"])
-    for i, e in enumerate(doc["events"]):
+    for e in doc["events"]:
         if e["type"] == "client_seed" and e["app_key"] is not None:
             e["app_key"] = key.public_hex
         elif e.get("app_signature") is not None:

@@ -194,7 +194,7 @@ def in_new_thread(call, *args):
     def run():
         try:
             box.append(call(*args))
-        except Exception as exc:  # noqa: BLE001 - handed back to the test
+        except Exception as exc:
             box.append(exc)
 
     thread = threading.Thread(target=run)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from types import SimpleNamespace
 
 import pytest
@@ -22,7 +22,7 @@ CONF = SimpleNamespace(maintenance_interval=60, abandon_timeout=3600, idempotenc
 
 def utc(seconds: float) -> str:
     """The store's time format, written independently of api.lifecycle.stamp."""
-    return datetime.fromtimestamp(seconds, tz=timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    return datetime.fromtimestamp(seconds, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class FakeStore:

@@ -185,7 +185,7 @@ def test_abandoned_game_verifies_up_to_the_abandon(capsys, tmp_path, moves):
         game.supply_client_seed(0, "my seed")
     from fairdice.bots import play_bots
     play_bots(game)
-    for k in range(moves - 1):
+    for _ in range(moves - 1):
         if game.current_seat == 0:
             game.roll(0) if game.rolls_made == 0 else game.score(0, sorted(game.scoring_options())[0])
         play_bots(game)

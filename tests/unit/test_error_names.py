@@ -85,7 +85,7 @@ def test_no_two_errors_share_a_name(exceptions):
     """One idea, one class: the two ApiErrors, the two KeyFileErrors, GameNotFound beside UnknownGame were the
     cases found (a deprecated alias is the same class, so it is not counted)."""
     classes = defaultdict(set)
-    for name, cls in exceptions.items():
+    for cls in exceptions.values():
         classes[cls.__name__].add(cls)
     assert not {name: sorted(c.__module__ for c in found) for name, found in classes.items() if len(found) > 1}
 

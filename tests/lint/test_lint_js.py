@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from support import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 ESLINT = REPO / "node_modules" / ".bin" / "eslint"
 NODE = shutil.which("node")
 

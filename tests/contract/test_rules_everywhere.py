@@ -32,9 +32,9 @@ import pytest
 from fairdice.bots import space
 from fairdice.rules import (CLASSIC13, FACE_CATEGORIES, RULESETS, UPPER_BONUS_THRESHOLD, YACHT, Category, FixedIf,
                             RuleSet, totals)
+from support import REPO
 from verifier import audit, botcheck, logformat, policies, spec, turn
 
-REPO = Path(__file__).resolve().parent.parent
 NODE = shutil.which("node") or "/usr/bin/node"
 
 # Loads the page's modules as the browser does and prints their rule tables as JSON.

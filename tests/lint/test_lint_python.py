@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
-from pathlib import Path
+from support import REPO
 
-REPO = Path(__file__).resolve().parent.parent
 RUFF = [sys.executable, "-m", "ruff", "check", "--no-cache", "--config", str(REPO / "pyproject.toml")]
 
 

@@ -14,17 +14,15 @@ server key makes them), whose verdicts were set independently of this code by SP
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-import forge
+from support import FORGED, forge
 from fairdice.edges.client import ProtocolError, Verification, VerificationError, verify_log
 from fairdice.errors import FairdiceError, SignatureError
 from fairdice.log import canonical, chain, check_move_receipt, move_receipt, verify_signature
 from verifier.errors import VerifierError
 
-FORGED = Path(__file__).resolve().parent / "vectors" / "forged"
 CASES = {case["name"]: case for case in json.loads((FORGED / "index.json").read_text(encoding="ascii"))["cases"]}
 SIGNATURE_CHECKS = ("sig.commitment", "sig.final")
 
