@@ -39,6 +39,7 @@ from gunicorn.app.base import BaseApplication
 from fairdice.adapters.argtypes import positive_int
 
 from .config import settings
+from .errors import ServiceError
 from .worker import PARSER_LIMITS, WORKER_CONNECTIONS, BufferedThreadWorker
 
 def _port(text: str) -> int:
@@ -84,7 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 # --- start-up: everything an operator can get wrong, checked before serving -----------------------
 
-class StartupError(Exception):
+class StartupError(ServiceError):
     """Why `fairdice serve` cannot start, in one line for the operator."""
 
 

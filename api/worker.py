@@ -38,6 +38,7 @@ from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
 from .config import settings
+from .errors import ServiceError
 
 HEAD_LIMIT = 64 * 1024  # bytes of request line and headers a client may send (more: 431)
 RECV_BYTES = 64 * 1024  # bytes taken from a socket per read
@@ -56,7 +57,7 @@ PARSER_LIMITS = {"limit_request_line": 0, "limit_request_field_size": HEAD_LIMIT
                  "limit_request_fields": HEADER_FIELDS_LIMIT}
 
 
-class HeadTooLargeError(Exception):
+class HeadTooLargeError(ServiceError):
     """The request line and headers go on past HEAD_LIMIT bytes (`in_request_line`: the request line alone)."""
 
     def __init__(self, in_request_line: bool):
