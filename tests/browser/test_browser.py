@@ -51,6 +51,443 @@ from support.browser import (DESKTOP, EN_BOXES, IDLE, LANDSCAPE, PHONE, ROLL, SM
 pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 
+# ------------------------------------------------------------------ the steps of the whole games
+
+IN_LANGUAGE = {"en": assert_all_english, "zh": assert_all_chinese}
+
+
+def open_the_lobby(page, site):
+    """The page at its root opens on the lobby (where every game starts)."""
+    page.goto(site + "/")
+    page.wait_for_selector("#lobby:not([hidden])")
+
+
+def check_the_screen(page, screen, lang, device, full_page=False):
+    """The screen is all in its language and axe-clean, and its screenshot is saved as {screen}-{device}-{lang}.png."""
+    IN_LANGUAGE[lang](page, screen)
+    axe_clean(page, f"{screen}, {lang}, {device}")
+    shot(page, f"{screen}-{device}-{lang}.png", full_page=full_page)
+
+
+def open_the_rules(page, touch=False):
+    """The rules dialog opens from the navigation (Escape closes it)."""
+    press(page, page.locator("#nav-rules"), touch)
+    page.wait_for_selector("#rules-dialog[open]")
+
+
+def start_yacht_against_ev(page, first, touch):
+    """A game of yacht against ev with `first` the lobby's choice of who starts, created and started (the game
+    screen shows)."""
+    for control in (page.get_by_test_id("rules-yacht"), page.get_by_test_id("bot-ev"),
+                    page.locator(f"input[name=first][value={first}]"), page.get_by_test_id("create-game")):
+        press(page, control, touch)
+    page.wait_for_selector("#commit-card:not([hidden])")
+    press(page, page.get_by_test_id("start-game"), touch)
+    page.wait_for_selector("#game:not([hidden])")
+
+
+def play_every_turn(page, play_a_turn) -> int:
+    """The player's turns (`play_a_turn(turn)`, the bot's played by the page between them) until the result
+    shows; returns how many the player played."""
+    turn = 0
+    while not wait_my_turn_or_end(page):
+        turn += 1
+        play_a_turn(turn)
+    return turn
+
+
+def record(page, category, touch=False, bot_shot=None):
+    """Record the turn in `category`; with `bot_shot` (a file name) the bot's next turn is slowed down and
+    photographed while it rolls, so that the screenshot shows a bot's turn played where the player looks."""
+    if bot_shot:
+        slow_down_for_the_bot(page)
+    press(page, page.get_by_test_id(f"box-{category}"), touch)
+    if bot_shot:
+        catch_the_bot_rolling(page, bot_shot)
+
+
+def best_box(options) -> tuple[str, int]:
+    """The box of `options` (`picks`) worth the most points (the first of equals): the player's plain choice."""
+    return max(options, key=lambda o: o[1])
+
+
+def wait_for_the_verdict(page, verdict):
+    """Until the page's own verification of the log gives `verdict` (pass or fail)."""
+    page.wait_for_selector(f"#fairness[data-verdict={verdict}]", timeout=20_000)
+
+
+# ... the zh-CN phone, by taps
+
+
+def check_the_chinese_lobby(page):
+    """A zh-CN browser gets the lobby in Chinese, Chinese fonts first (those phones and desktops ship, nothing
+    downloaded) and the rule sets named as the seed documents name them; targets are 44 px."""
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith('"PingFang SC", "Hiragino Sans GB"')
+    names = page.eval_on_selector_all("input[name=rules]", """els => Object.fromEntries(els.map((e) =>
+        [e.value, e.nextElementSibling.querySelector('.choice-title').firstChild.textContent]))""")
+    assert names["yacht"] == "快艇" and names["classic13"] == "经典13" and "亚兹" in names["yatzy"], names
+    assert_touch_targets(page, "lobby")
+    check_the_screen(page, "lobby", "zh", "phone")
+
+
+def check_the_chinese_box_names(page):
+    """The rules dialog names every box of every rule set as the seed documents do (the names players know)."""
+    open_the_rules(page, touch=True)
+    for rules_id, expected in ZH_BOXES.items():
+        page.locator(f"#rules-tab-{rules_id}").tap()
+        shown = page.eval_on_selector_all("#rules-body tbody th", "ths => ths.map((t) => t.textContent)")
+        assert " ".join(shown) == expected, (rules_id, shown)
+    assert_all_chinese(page, "rules dialog")
+    page.keyboard.press("Escape")
+
+
+def ask_the_hint_by_tap(page):
+    """The hint (the server's optimal engine) is explained in Chinese: the final total it expects."""
+    page.locator("#hint-btn").tap()
+    page.wait_for_selector("#hint-text:not([hidden])")
+    assert "最终总分期望" in page.inner_text("#hint-text"), page.inner_text("#hint-text")
+
+
+def hold_and_roll_again_by_taps(page, turn, hold, seen):
+    """Held dice say so in Chinese and keep their faces through the next roll, which leaves the turn on one
+    screen; the first time, the game screen is checked (Chinese, 44 px targets, axe) and photographed."""
+    set_holds(page, hold, touch=True)
+    assert page.eval_on_selector_all(".die.held", "els => els.map((e) => e.dataset.held)") == ["保留"] * len(hold)
+    if "axe" not in seen:
+        assert_all_chinese(page, "game")
+        assert_touch_targets(page, "game")
+        axe_clean(page, "game, zh, phone")
+        shot(page, "game-phone-zh.png")
+        seen.add("axe")
+    kept = [dice(page)[p] for p in hold]
+    roll(page, touch=True)
+    assert [dice(page)[p] for p in hold] == kept
+    assert_turn_on_one_screen(page, f"turn {turn}, roll {rolls_made(page)}")
+
+
+def play_a_turn_by_taps(page, turn, seen):
+    """One turn by taps, on one screen at every roll: the most common face held up to three rolls, the hint on
+    the first turn, nothing left held after a third roll, the bot's second turn photographed."""
+    roll(page, touch=True)
+    assert_turn_on_one_screen(page, f"turn {turn}, roll 1")
+    if "hint" not in seen:
+        ask_the_hint_by_tap(page)
+        seen.add("hint")
+    for _ in range(2):
+        hold = choose_hold(dice(page))
+        if len(hold) == 5 or not page.locator(ROLL).is_enabled():
+            break
+        hold_and_roll_again_by_taps(page, turn, hold, seen)
+    if rolls_made(page) == 3:  # after the last roll nothing stays marked as held
+        assert page.locator(".die.held").count() == 0
+        seen.add("three_rolls")
+    bot_shot = "bot-turn-phone-zh.png" if turn == 2 else None
+    record(page, best_box(picks(page))[0], touch=True, bot_shot=bot_shot)
+    if bot_shot:
+        seen.add("bot_shot")
+
+
+def check_the_bot_played_in_view_in_chinese(page):
+    """The roll-off and the bot's turns were said step by step in Chinese, with the dice on the screen at
+    every step of the bot's (where the player looks)."""
+    statuses = page.evaluate("window.__statuses")
+    texts = [s["text"] for s in statuses]
+    assert any("期望值机器人掷骰（第 1/3 次）" in s for s in texts), texts[-20:]
+    assert any(re.search(r"期望值机器人在.+记 \d+ 分", s) for s in texts), texts[-20:]
+    assert any(s.startswith("掷骰定先后") and "你掷出" in s for s in texts), texts[:10]
+    assert any(s.startswith("掷骰定先后") and "期望值机器人掷出" in s for s in texts), texts[:10]
+    bot_steps = [s for s in statuses if "机器人" in s["text"]]
+    assert bot_steps and all(0 <= s["top"] and s["bottom"] <= s["height"] for s in bot_steps), \
+        [s for s in bot_steps if not (0 <= s["top"] and s["bottom"] <= s["height"])][:3]
+
+
+def check_the_chinese_end_screen(page):
+    """The end screen says the result and that the browser verified the game, in Chinese, axe-clean."""
+    wait_for_the_verdict(page, "pass")
+    assert re.search(r"你赢了|获胜|平局", page.inner_text("#result-title"))
+    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
+    check_the_screen(page, "end", "zh", "phone", full_page=True)
+
+
+# ... the en-US desktop, by clicks and keys
+
+
+def choose_yacht_against_ev_and_a_seed(page) -> str:
+    """The lobby in English offers a random 16-byte client seed (crypto.getRandomValues); yacht against ev, me
+    first, with a seed of my own (a format character refused here, as the server would). Returns the seed."""
+    assert_all_english(page, "lobby")
+    seed = page.input_value("#client-seed")
+    assert re.fullmatch(r"[0-9a-f]{32}", seed), seed
+    page.get_by_test_id("rules-yacht").check(force=True)
+    page.get_by_test_id("bot-ev").check(force=True)
+    page.check("input[name=first][value=me]", force=True)
+    my_seed = "playwright's seed ✓ " + seed[:8]
+    page.fill("#client-seed", my_seed)
+    page.fill("#client-seed", "bad\u200bseed")
+    assert page.locator("#seed-error").is_visible()
+    page.fill("#client-seed", my_seed)
+    assert not page.locator("#seed-error").is_visible()
+    axe_clean(page, "lobby, en, desktop")
+    shot(page, "lobby-desktop-en.png")
+    return my_seed
+
+
+def check_the_english_rules(page):
+    """The rules dialog is in English (the box names of SPEC §3)."""
+    open_the_rules(page)
+    assert "Full house" in page.inner_text("#rules-body")
+    page.keyboard.press("Escape")
+
+
+def check_the_commitment_comes_first(page, site, my_seed) -> tuple[str, str]:
+    """The server's commitment is shown before the client seed is sent (the order that makes the game fair), and
+    a reload at this step comes back to it with the seed and the commitment kept. Returns (game id, commitment)."""
+    page.get_by_test_id("create-game").click()
+    page.wait_for_selector("#commit-card:not([hidden])")
+    commitment = page.inner_text("#commitment").strip()
+    assert re.fullmatch(r"[0-9a-f]{64}", commitment)
+    game_id = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["game_id"]
+    state = api_get(site, f"/v1/games/{game_id}")
+    assert state["status"] == "awaiting_client_seed" and state["commitment"] == commitment
+    page.reload()
+    page.wait_for_selector("#commit-card:not([hidden])")
+    assert page.inner_text("#commitment").strip() == commitment
+    assert page.input_value("#client-seed") == my_seed
+    return game_id, commitment
+
+
+def start_at_the_top(page):
+    """Started from the bottom of the page, the game opens at its top: round, abandon, the card's head and the
+    roll button on the screen, the focus on the roll button, the boxes named in English."""
+    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")
+    page.get_by_test_id("start-game").click()
+    page.wait_for_selector("#game:not([hidden])")
+    wait_my_turn_or_end(page)
+    assert page.evaluate("scrollY") == 0
+    for sel in ("#game-round", "#abandon-btn", "#scorecard thead", ROLL):
+        box = page.locator(sel).bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= DESKTOP["height"], (sel, box)
+    assert page.evaluate("document.activeElement.dataset.testid") == "roll"
+    assert " | ".join(box_names(page)).replace(" | ", "|") == EN_BOXES["yacht"]
+
+
+def hold_by_key_and_by_click(page):
+    """Die 1 held by its key and die 3 by a click keep their faces through the next roll; the game screen is
+    checked (English, axe) and photographed with them held."""
+    before = dice(page)
+    page.keyboard.press("1")
+    page.click("[data-testid=die][data-pos='2']")
+    assert page.get_attribute("[data-testid=die][data-pos='0']", "aria-pressed") == "true"
+    assert page.get_attribute("[data-testid=die][data-pos='2']", "aria-pressed") == "true"
+    check_the_screen(page, "game", "en", "desktop")
+    roll(page)
+    after = dice(page)
+    assert after[0] == before[0] and after[2] == before[2]
+
+
+def reload_mid_turn(page):
+    """A reload after the first roll of a turn resumes it: the same card, the same dice, two rolls left."""
+    cells = card_texts(page)
+    shown = dice(page)
+    page.reload()
+    page.wait_for_selector("#game:not([hidden])")
+    page.wait_for_function("() => document.querySelectorAll('button.box.pos, button.box.zero').length > 0")
+    assert card_texts(page) == cells and dice(page) == shown
+    assert page.inner_text("#rolls-left") == "2 left"
+
+
+def ask_the_hint_by_key(page):
+    """H asks the server's optimal engine for a hint, and its value is explained (the total it expects)."""
+    page.wait_for_function(IDLE)
+    page.keyboard.press("h")
+    page.wait_for_selector("#hint-text:not([hidden])")
+    hint = page.inner_text("#hint-text")
+    assert hint.startswith("Hint:") and "expected to end at" in hint, hint
+
+
+def refuse_to_record_a_zero(page, category):
+    """Recording 0 while another box scores asks first; Cancel leaves the box open."""
+    page.get_by_test_id(f"box-{category}").click()
+    page.wait_for_selector("#confirm-dialog[open]")
+    assert page.inner_text("#confirm-title").startswith("Record 0 in")
+    page.click("#confirm-cancel")
+    page.wait_for_selector("#confirm-dialog", state="hidden")
+    assert page.get_by_test_id(f"box-{category}").is_enabled()
+
+
+def play_a_turn_by_clicks_and_keys(page, turn, tried):
+    """One turn by clicks and keys, each feature tried once (R rolls on the first turn, holds on the first, the
+    hint on the second, a reload on the fourth, the first zero that could be recorded instead of points, the
+    bot's turn after the fifth photographed); the best box recorded."""
+    roll(page, by_key=turn == 1)
+    tried.add("keys")
+    if turn == 1:
+        hold_by_key_and_by_click(page)
+        tried.add("hold")
+    if turn == 4:
+        reload_mid_turn(page)
+        tried.add("resume")
+    if turn == 2:
+        ask_the_hint_by_key(page)
+        tried.add("hint")
+    options = picks(page)
+    best = best_box(options)
+    zero = next((o for o in options if o[1] == 0), None)
+    if "zero" not in tried and zero and best[1] > 0:
+        refuse_to_record_a_zero(page, zero[0])
+        tried.add("zero")
+    record(page, best[0], bot_shot="bot-turn-desktop-en.png" if turn == 5 else None)
+    if turn == 5:
+        tried.add("bot_shot")
+
+
+def check_the_bot_played_step_by_step(page):
+    """The bot's turns were played out step by step, not jumped over, in English grammar."""
+    texts = [s["text"] for s in page.evaluate("window.__statuses")]
+    assert any("The EV bot rolls (1 of 3)…" in s for s in texts), texts[-20:]
+    assert any(re.search(r"The EV bot records \d+ in [A-Z]", s) for s in texts), texts[-20:]
+    assert not any(re.search(r"\bYou (throws|plays|records?s)\b|\bev bot\b", s) for s in texts)
+
+
+def check_the_verification_shown(page, log, final, commitment, my_seed):
+    """The end screen's details (folded under the plain verdict) show the revealed seed, the commitment and the
+    client seed, and every roll of the server's log re-derived by the page."""
+    page.click("#fair-details > summary")
+    assert page.inner_text("#server-seed").strip() == final["server_seed"]
+    assert page.inner_text("#fair-commitment").strip() == commitment
+    n_rolls = sum(e["type"] == "roll" for e in log["events"])
+    summary = page.inner_text("#verify-summary")
+    assert f"{n_rolls} of {n_rolls} rolls re-derived" in summary, summary
+    assert page.locator("#verify-report .rolls .roll.ok").count() == n_rolls
+    assert page.locator("#verify-report .tick.bad").count() == 0
+    assert my_seed in page.inner_text("#verify-report .seeds")
+
+
+def check_the_result(page, final):
+    """The end screen says the server's result (winner or draw, the totals), counts the game in the records
+    once, and is in English, axe-clean."""
+    title = page.inner_text("#result-title")
+    expected = ("A draw" if final["draw"] else "You win!" if final["winner"] == 0 else "The EV bot wins")
+    assert expected in title, (title, final)
+    result_text = page.inner_text("#result-table")
+    for t in final["totals"]:
+        assert str(t["total"]) in result_text
+    records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
+    assert records["yacht"]["games"] == 1 and records["yacht"]["best"] == final["totals"][0]["total"]
+    assert page.inner_text("#game-round") == "All 12 turns played"
+    check_the_screen(page, "end", "en", "desktop", full_page=True)
+
+
+def check_the_rolls_list_scrolls_by_keys(page):
+    """The list of every roll scrolls in its own box: the keyboard reaches it and scrolls it."""
+    page.focus(".rolls-box summary")
+    page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.dataset.testid") == "rolls"
+    page.keyboard.press("End")
+    page.wait_for_function("() => document.querySelector('[data-testid=rolls]').scrollTop > 0")
+
+
+def check_the_receipts(page, game_id, log, commitment, my_seed) -> tuple[dict, list]:
+    """The page held the log to the receipt it kept when it sent the seed (version 2: the log version and the
+    seat's own key, which signed every move of the seat) and to a receipt per move. Returns both."""
+    assert page.locator("#verify-report [data-check='receipt.match']:not(.bad)").count() == 1
+    assert page.locator("#verify-report [data-check='receipt.chain']:not(.bad)").count() == 1
+    kept = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
+    receipt, moves = kept["seats"]["0"]["receipt"], kept["move_receipts"]
+    assert len(moves) >= 12 and {m["game_id"] for m in moves} == {game_id}  # one per answer to a move
+    assert max(m["events"] for m in moves) == len(log["events"])
+    assert receipt["game_id"] == game_id and receipt["client_seed"] == my_seed and receipt["seat"] == 0
+    assert receipt["commitment"] == commitment and receipt["public_key"] == log["header"]["public_key"]
+    seeded = next(e for e in log["events"] if e["type"] == "client_seed")
+    assert receipt["version"] == 2 and receipt["log_version"] == log["version"] == 3
+    assert receipt["player_key"] == seeded["player_key"] == kept["seats"]["0"]["key"]["public_key"]
+    assert all(e.get("player_signature") for e in log["events"] if e.get("seat") == 0)
+    return receipt, moves
+
+
+def download(page, button, tmp_path, expected):
+    """The file `button` downloads, saved under its suggested name, holds exactly `expected`; returns its path."""
+    with page.expect_download() as dl:
+        page.click(button)
+    path = tmp_path / dl.value.suggested_filename
+    dl.value.save_as(path)
+    assert json.loads(path.read_text()) == expected
+    return path
+
+
+def check_the_downloads_pass_fairdice_verify(page, site, tmp_path, log, receipt, moves):
+    """The downloads are the log, the receipt and the move receipts, and the offline verifier (the command the
+    page shows) accepts them against the server's public key."""
+    assert page.inner_text("#verify-cmd").startswith("fairdice-verify --receipt receipt-")
+    assert "--receipts moves-" in page.inner_text("#verify-cmd")
+    path = download(page, "#download-btn", tmp_path, log)
+    receipt_path = download(page, "#receipt-btn", tmp_path, receipt)
+    moves_path = download(page, "#moves-btn", tmp_path, moves)
+    keys = api_get(site, "/v1/keys")["keys"]
+    pub = tmp_path / "server.pub"
+    pub.write_text(keys[0]["public_key"])
+    done = subprocess.run([installed_command("fairdice-verify"), str(path), "--pubkey", str(pub),
+                           "--receipt", str(receipt_path), "--receipts", str(moves_path)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "matches the receipt" in done.stdout
+
+
+def check_a_reload_and_the_language_switch(page):
+    """A reload returns to the end screen and counts the game once; the language switch redraws it all in
+    Chinese, is remembered across a reload, and switches back."""
+    page.reload()
+    wait_for_the_verdict(page, "pass")
+    records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
+    assert records["yacht"]["games"] == 1
+    page.get_by_test_id("language").click()
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    assert_all_chinese(page, "end, switched")
+    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
+    page.reload()  # remembered
+    wait_for_the_verdict(page, "pass")
+    assert page.evaluate("document.documentElement.lang") == "zh-CN"
+    page.get_by_test_id("language").click()
+    assert_all_english(page, "end, switched back")
+
+
+def check_a_tampered_log_fails_on_its_roll(page, game_id, log) -> dict:
+    """The same page served the log with one die of a bot's roll changed fails on that roll alone, and the log
+    departs from the move receipts the page kept from the moment that roll was answered. Returns the log served."""
+    events = log["events"]
+    bot_roll = next(i for i, e in enumerate(events) if e["type"] == "roll" and e["seat"] == 1
+                    and events[i + 1]["type"] == "score")
+    tampered = json.loads(json.dumps(log))
+    tampered["events"][bot_roll]["dice"][2] = tampered["events"][bot_roll]["dice"][2] % 6 + 1
+    page.route(f"**/v1/games/{game_id}/log",
+               lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(tampered)))
+    page.reload()
+    wait_for_the_verdict(page, "fail")
+    assert "Verification failed" in page.inner_text("#verify-summary")
+    assert page.locator("#verify-report [data-check='roll.dice'].bad").count() == 1
+    detail = page.inner_text("#verify-report [data-check='roll.dice'] .detail")
+    die = log["events"][bot_roll]["dice"][2]
+    assert f"event {bot_roll}, dice[2]: expected {die}, found {die % 6 + 1}" in detail, detail
+    assert page.locator(f"#verify-report .roll.bad[data-event='{bot_roll}']").count() == 1
+    assert page.locator("#verify-report .roll.bad").count() == 1
+    assert page.locator("#verify-report [data-check='receipt.chain'].bad").count() == 1
+    page.unroute(f"**/v1/games/{game_id}/log")
+    return tampered
+
+
+def check_pasted_logs_get_the_same_verdicts(page, tampered, log):
+    """Pasting a log into "Verify a log" gives the same verdicts: the tampered one fails, the server's passes."""
+    page.click("#nav-verify")
+    page.fill("#verify-paste", json.dumps(tampered))
+    page.click("#verify-run")
+    page.wait_for_selector("#verify-dialog[data-verdict=fail]")
+    page.fill("#verify-paste", json.dumps(log))
+    page.click("#verify-run")
+    page.wait_for_selector("#verify-dialog[data-verdict=pass]")
+    page.keyboard.press("Escape")
+
+
 # ------------------------------------------------------------------ tests
 
 
@@ -59,8 +496,7 @@ def test_verify_module_matches_spec_vectors(site, browser, watch):
     vectors = json.loads((VECTORS / "derivation.json").read_text())
     log = json.loads((VECTORS / "log_short.json").read_text())
     page = new_page(browser, watch)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     got = page.evaluate("""async (vectors) => {
         const v = await import('./ui/verify.js');
         return Promise.all(vectors.map((x) => v.deriveVector(x)));
@@ -135,8 +571,7 @@ def test_verify_module_accepts_simulated_games(site, browser, watch, tmp_path):
     scores = [e for log in logs for e in log["events"] if e["type"] == "score"]
     assert any(e["yahtzee_bonus"] or e["joker"] for e in scores)  # classic13's bonus and joker are exercised
     page = new_page(browser, watch)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     reports = page.evaluate("""async (logs) => {
         const v = await import('./ui/verify.js');
         const out = [];
@@ -232,96 +667,18 @@ def test_zh_phone_plays_a_whole_game_by_taps(site, browser, watch, optimal_table
     taps, the turn on one screen at every roll, the bot's turn where the player looks; axe finds nothing."""
     optimal_table("yacht")  # the hint asks the server's optimal engine
     page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
-    assert page.evaluate("document.documentElement.lang") == "zh-CN"
-    # Chinese first in the font stack: the fonts phones and desktops ship, nothing downloaded
-    assert page.evaluate("getComputedStyle(document.body).fontFamily").startswith('"PingFang SC", "Hiragino Sans GB"')
-    names = page.eval_on_selector_all("input[name=rules]", """els => Object.fromEntries(els.map((e) =>
-        [e.value, e.nextElementSibling.querySelector('.choice-title').firstChild.textContent]))""")
-    assert names["yacht"] == "快艇" and names["classic13"] == "经典13" and "亚兹" in names["yatzy"], names
-    assert_all_chinese(page, "lobby")
-    assert_touch_targets(page, "lobby")
-    axe_clean(page, "lobby, zh, phone")
-    shot(page, "lobby-phone-zh.png")
-
-    # the rules dialog names every box as the seed documents do
-    page.locator("#nav-rules").tap()
-    page.wait_for_selector("#rules-dialog[open]")
-    for rules_id, expected in ZH_BOXES.items():
-        page.locator(f"#rules-tab-{rules_id}").tap()
-        shown = page.eval_on_selector_all("#rules-body tbody th", "ths => ths.map((t) => t.textContent)")
-        assert " ".join(shown) == expected, (rules_id, shown)
-    assert_all_chinese(page, "rules dialog")
-    page.keyboard.press("Escape")
-
-    page.get_by_test_id("rules-yacht").tap()
-    page.get_by_test_id("bot-ev").tap()
-    page.locator("input[name=first][value=random]").tap()  # the roll-off speaks of both seats
-    page.get_by_test_id("create-game").tap()
-    page.wait_for_selector("#commit-card:not([hidden])")
-    page.get_by_test_id("start-game").tap()
-    page.wait_for_selector("#game:not([hidden])")
+    open_the_lobby(page, site)
+    check_the_chinese_lobby(page)
+    check_the_chinese_box_names(page)
+    start_yacht_against_ev(page, first="random", touch=True)  # random: the roll-off speaks of both seats
     assert page.evaluate("document.activeElement !== document.body"), "focus fell to the body at the start"
     assert " ".join(box_names(page)) == ZH_BOXES["yacht"]
 
-    turn = 0
-    seen = {"hint": False, "three_rolls": False, "bot_shot": False, "axe": False}
-    while not wait_my_turn_or_end(page):
-        turn += 1
-        roll(page, touch=True)
-        assert_turn_on_one_screen(page, f"turn {turn}, roll 1")
-        if not seen["hint"]:
-            page.locator("#hint-btn").tap()
-            page.wait_for_selector("#hint-text:not([hidden])")
-            assert "最终总分期望" in page.inner_text("#hint-text"), page.inner_text("#hint-text")
-            seen["hint"] = True
-        for _ in range(2):
-            hold = choose_hold(dice(page))
-            if len(hold) == 5 or not page.locator(ROLL).is_enabled():
-                break
-            set_holds(page, hold, touch=True)
-            assert page.eval_on_selector_all(".die.held", "els => els.map((e) => e.dataset.held)") == ["保留"] * len(hold)
-            if not seen["axe"]:
-                assert_all_chinese(page, "game")
-                assert_touch_targets(page, "game")
-                axe_clean(page, "game, zh, phone")
-                shot(page, "game-phone-zh.png")
-                seen["axe"] = True
-            kept = [dice(page)[p] for p in hold]
-            roll(page, touch=True)
-            assert [dice(page)[p] for p in hold] == kept
-            assert_turn_on_one_screen(page, f"turn {turn}, roll {rolls_made(page)}")
-        if rolls_made(page) == 3:  # after the last roll nothing stays marked as held
-            assert page.locator(".die.held").count() == 0
-            seen["three_rolls"] = True
-        category, _ = max(picks(page), key=lambda o: o[1])
-        if not seen["bot_shot"] and turn >= 2:
-            slow_down_for_the_bot(page)
-        page.get_by_test_id(f"box-{category}").tap()
-        if page.locator("#confirm-dialog[open]").count():
-            page.locator("#confirm-ok").tap()
-        if not seen["bot_shot"] and turn >= 2:
-            catch_the_bot_rolling(page, "bot-turn-phone-zh.png")
-            seen["bot_shot"] = True
-    assert turn == 12 and all(seen.values()), (turn, seen)
-
-    statuses = page.evaluate("window.__statuses")
-    texts = [s["text"] for s in statuses]
-    assert any("期望值机器人掷骰（第 1/3 次）" in s for s in texts), texts[-20:]
-    assert any(re.search(r"期望值机器人在.+记 \d+ 分", s) for s in texts), texts[-20:]
-    assert any(s.startswith("掷骰定先后") and "你掷出" in s for s in texts), texts[:10]
-    assert any(s.startswith("掷骰定先后") and "期望值机器人掷出" in s for s in texts), texts[:10]
-    bot_steps = [s for s in statuses if "机器人" in s["text"]]
-    assert bot_steps and all(0 <= s["top"] and s["bottom"] <= s["height"] for s in bot_steps), \
-        [s for s in bot_steps if not (0 <= s["top"] and s["bottom"] <= s["height"])][:3]
-
-    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    assert re.search(r"你赢了|获胜|平局", page.inner_text("#result-title"))
-    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
-    assert_all_chinese(page, "end")
-    axe_clean(page, "end, zh, phone")
-    shot(page, "end-phone-zh.png", full_page=True)
+    seen = set()
+    turns = play_every_turn(page, lambda turn: play_a_turn_by_taps(page, turn, seen))
+    assert turns == 12 and seen == {"hint", "three_rolls", "bot_shot", "axe"}, (turns, seen)
+    check_the_bot_played_in_view_in_chinese(page)
+    check_the_chinese_end_screen(page)
 
 
 def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_table):
@@ -329,232 +686,30 @@ def test_en_desktop_plays_a_whole_game(site, browser, watch, tmp_path, optimal_t
     verification held to the receipt, the downloads checked by fairdice-verify, a tampered log refused."""
     optimal_table("yacht")
     page = new_page(browser, watch)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
-    assert_all_english(page, "lobby")
-    seed = page.input_value("#client-seed")
-    assert re.fullmatch(r"[0-9a-f]{32}", seed), seed  # crypto.getRandomValues, 16 bytes
-    page.get_by_test_id("rules-yacht").check(force=True)
-    page.get_by_test_id("bot-ev").check(force=True)
-    page.check("input[name=first][value=me]", force=True)
-    my_seed = "playwright's seed ✓ " + seed[:8]
-    page.fill("#client-seed", my_seed)
-    page.fill("#client-seed", "bad\u200bseed")  # a format character: refused here, as the server would
-    assert page.locator("#seed-error").is_visible()
-    page.fill("#client-seed", my_seed)
-    assert not page.locator("#seed-error").is_visible()
-    axe_clean(page, "lobby, en, desktop")
-    shot(page, "lobby-desktop-en.png")
+    open_the_lobby(page, site)
+    my_seed = choose_yacht_against_ev_and_a_seed(page)
+    check_the_english_rules(page)
+    game_id, commitment = check_the_commitment_comes_first(page, site, my_seed)
+    start_at_the_top(page)
 
-    page.click("#nav-rules")
-    page.wait_for_selector("#rules-dialog[open]")
-    assert "Full house" in page.inner_text("#rules-body")
-    page.keyboard.press("Escape")
+    tried = set()
+    turns = play_every_turn(page, lambda turn: play_a_turn_by_clicks_and_keys(page, turn, tried))
+    assert turns == 12, turns
+    assert tried == {"hold", "zero", "resume", "keys", "hint", "bot_shot"}, tried
+    check_the_bot_played_step_by_step(page)
 
-    # the commitment is shown before the client seed is sent
-    page.get_by_test_id("create-game").click()
-    page.wait_for_selector("#commit-card:not([hidden])")
-    commitment = page.inner_text("#commitment").strip()
-    assert re.fullmatch(r"[0-9a-f]{64}", commitment)
-    game_id = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))["game_id"]
-    state = api_get(site, f"/v1/games/{game_id}")
-    assert state["status"] == "awaiting_client_seed" and state["commitment"] == commitment
-    page.reload()  # a reload before the seed is sent comes back to this step, seed and commitment kept
-    page.wait_for_selector("#commit-card:not([hidden])")
-    assert page.inner_text("#commitment").strip() == commitment
-    assert page.input_value("#client-seed") == my_seed
-    page.evaluate("window.scrollTo(0, document.body.scrollHeight)")  # the game must open at its top anyway
-    page.get_by_test_id("start-game").click()
-    page.wait_for_selector("#game:not([hidden])")
-    wait_my_turn_or_end(page)
-    assert page.evaluate("scrollY") == 0
-    for sel in ("#game-round", "#abandon-btn", "#scorecard thead", ROLL):
-        box = page.locator(sel).bounding_box()
-        assert box and box["y"] >= 0 and box["y"] + box["height"] <= DESKTOP["height"], (sel, box)
-    assert page.evaluate("document.activeElement.dataset.testid") == "roll"
-    assert " | ".join(box_names(page)).replace(" | ", "|") == EN_BOXES["yacht"]
-
-    turn = 0
-    tested = {"hold": False, "zero": False, "resume": False, "keys": False, "hint": False, "bot_shot": False}
-    while not wait_my_turn_or_end(page):
-        turn += 1
-        roll(page, by_key=not tested["keys"])  # R rolls
-        tested["keys"] = True
-        if not tested["hold"]:
-            before = dice(page)
-            page.keyboard.press("1")  # hold die 1 by key, die 3 by click
-            page.click("[data-testid=die][data-pos='2']")
-            assert page.get_attribute("[data-testid=die][data-pos='0']", "aria-pressed") == "true"
-            assert page.get_attribute("[data-testid=die][data-pos='2']", "aria-pressed") == "true"
-            assert_all_english(page, "game")
-            axe_clean(page, "game, en, desktop")
-            shot(page, "game-desktop-en.png")
-            roll(page)
-            after = dice(page)
-            assert after[0] == before[0] and after[2] == before[2]
-            tested["hold"] = True
-        if not tested["resume"] and turn == 4:
-            cells = card_texts(page)
-            shown = dice(page)
-            page.reload()
-            page.wait_for_selector("#game:not([hidden])")
-            page.wait_for_function("() => document.querySelectorAll('button.box.pos, button.box.zero').length > 0")
-            assert card_texts(page) == cells and dice(page) == shown
-            assert page.inner_text("#rolls-left") == "2 left"
-            tested["resume"] = True
-        if turn == 2:  # the hint: H asks the server's optimal engine; the value is explained
-            page.wait_for_function(IDLE)
-            page.keyboard.press("h")
-            page.wait_for_selector("#hint-text:not([hidden])")
-            hint = page.inner_text("#hint-text")
-            assert hint.startswith("Hint:") and "expected to end at" in hint, hint
-            tested["hint"] = True
-        options = picks(page)
-        best = max(options, key=lambda o: o[1])
-        zero = next((o for o in options if o[1] == 0), None)
-        if not tested["zero"] and zero and best[1] > 0:
-            page.get_by_test_id(f"box-{zero[0]}").click()
-            page.wait_for_selector("#confirm-dialog[open]")
-            assert page.inner_text("#confirm-title").startswith("Record 0 in")
-            page.click("#confirm-cancel")
-            page.wait_for_selector("#confirm-dialog", state="hidden")
-            assert page.get_by_test_id(f"box-{zero[0]}").is_enabled()
-            tested["zero"] = True
-        if turn == 5:
-            slow_down_for_the_bot(page)
-        page.get_by_test_id(f"box-{best[0]}").click()
-        if turn == 5:
-            catch_the_bot_rolling(page, "bot-turn-desktop-en.png")
-            tested["bot_shot"] = True
-    assert turn == 12, turn
-    assert all(tested.values()), tested
-
-    # the bot's turns were played out step by step, not jumped over, in English grammar
-    texts = [s["text"] for s in page.evaluate("window.__statuses")]
-    assert any("The EV bot rolls (1 of 3)…" in s for s in texts), texts[-20:]
-    assert any(re.search(r"The EV bot records \d+ in [A-Z]", s) for s in texts), texts[-20:]
-    assert not any(re.search(r"\bYou (throws|plays|records?s)\b|\bev bot\b", s) for s in texts)
-
-    # end: result, totals, revealed seed, verification in the page
-    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    page.click("#fair-details > summary")  # the details are folded under the plain verdict and the downloads
+    # the end: the result, the revealed seed and the verification in the page, held to the receipts
+    wait_for_the_verdict(page, "pass")
     final = api_get(site, f"/v1/games/{game_id}")["final"]
-    assert page.inner_text("#server-seed").strip() == final["server_seed"]
-    assert page.inner_text("#fair-commitment").strip() == commitment
     log = api_get(site, f"/v1/games/{game_id}/log")
-    n_rolls = sum(e["type"] == "roll" for e in log["events"])
-    summary = page.inner_text("#verify-summary")
-    assert f"{n_rolls} of {n_rolls} rolls re-derived" in summary, summary
-    assert page.locator("#verify-report .rolls .roll.ok").count() == n_rolls
-    assert page.locator("#verify-report .tick.bad").count() == 0
-    assert my_seed in page.inner_text("#verify-report .seeds")
-    title = page.inner_text("#result-title")
-    expected = ("A draw" if final["draw"] else "You win!" if final["winner"] == 0 else "The EV bot wins")
-    assert expected in title, (title, final)
-    result_text = page.inner_text("#result-table")
-    for t in final["totals"]:
-        assert str(t["total"]) in result_text
-    records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
-    assert records["yacht"]["games"] == 1 and records["yacht"]["best"] == final["totals"][0]["total"]
-    assert page.inner_text("#game-round") == "All 12 turns played"
-    assert_all_english(page, "end")
-    axe_clean(page, "end, en, desktop")
-    shot(page, "end-desktop-en.png", full_page=True)
-
-    # the list of every roll scrolls in its own box: the keyboard reaches it and scrolls it
-    page.focus(".rolls-box summary")
-    page.keyboard.press("Tab")
-    assert page.evaluate("document.activeElement.dataset.testid") == "rolls"
-    page.keyboard.press("End")
-    page.wait_for_function("() => document.querySelector('[data-testid=rolls]').scrollTop > 0")
-
-    # the page held the log to the receipt it kept when it sent the seed, and to every move receipt
-    assert page.locator("#verify-report [data-check='receipt.match']:not(.bad)").count() == 1
-    assert page.locator("#verify-report [data-check='receipt.chain']:not(.bad)").count() == 1
-    kept = json.loads(page.evaluate("localStorage.getItem('fairdice.current')"))
-    receipt, moves = kept["seats"]["0"]["receipt"], kept["move_receipts"]
-    assert len(moves) >= 12 and {m["game_id"] for m in moves} == {game_id}  # one per answer to a move
-    assert max(m["events"] for m in moves) == len(log["events"])
-    assert receipt["game_id"] == game_id and receipt["client_seed"] == my_seed and receipt["seat"] == 0
-    assert receipt["commitment"] == commitment and receipt["public_key"] == log["header"]["public_key"]
-    # ... a receipt of version 2: the log version and the seat's own key, which signed every move of the seat
-    seeded = next(e for e in log["events"] if e["type"] == "client_seed")
-    assert receipt["version"] == 2 and receipt["log_version"] == log["version"] == 3
-    assert receipt["player_key"] == seeded["player_key"] == kept["seats"]["0"]["key"]["public_key"]
-    assert all(e.get("player_signature") for e in log["events"] if e.get("seat") == 0)
-
-    # the downloads are the log and the receipt, and the offline verifier accepts them
-    assert page.inner_text("#verify-cmd").startswith("fairdice-verify --receipt receipt-")
-    assert "--receipts moves-" in page.inner_text("#verify-cmd")
-    with page.expect_download() as dl:
-        page.click("#download-btn")
-    path = tmp_path / dl.value.suggested_filename
-    dl.value.save_as(path)
-    assert json.loads(path.read_text()) == log
-    with page.expect_download() as dl:
-        page.click("#receipt-btn")
-    receipt_path = tmp_path / dl.value.suggested_filename
-    dl.value.save_as(receipt_path)
-    assert json.loads(receipt_path.read_text()) == receipt
-    with page.expect_download() as dl:
-        page.click("#moves-btn")
-    moves_path = tmp_path / dl.value.suggested_filename
-    dl.value.save_as(moves_path)
-    assert json.loads(moves_path.read_text()) == moves
-    keys = api_get(site, "/v1/keys")["keys"]
-    pub = tmp_path / "server.pub"
-    pub.write_text(keys[0]["public_key"])
-    done = subprocess.run([installed_command("fairdice-verify"), str(path), "--pubkey", str(pub),
-                           "--receipt", str(receipt_path), "--receipts", str(moves_path)],
-                          capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "matches the receipt" in done.stdout
-
-    # a reload returns to the end screen; records are counted once; the language switch redraws it all
-    page.reload()
-    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    records = json.loads(page.evaluate("localStorage.getItem('fairdice.records')"))
-    assert records["yacht"]["games"] == 1
-    page.get_by_test_id("language").click()
-    assert page.evaluate("document.documentElement.lang") == "zh-CN"
-    assert_all_chinese(page, "end, switched")
-    assert "已在你的浏览器中验证" in page.inner_text("#verify-summary")
-    page.reload()  # remembered
-    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
-    assert page.evaluate("document.documentElement.lang") == "zh-CN"
-    page.get_by_test_id("language").click()
-    assert_all_english(page, "end, switched back")
-
-    # the same page with one die of the log changed: verification fails on that roll
-    events = log["events"]
-    bot_roll = next(i for i, e in enumerate(events) if e["type"] == "roll" and e["seat"] == 1
-                    and events[i + 1]["type"] == "score")
-    tampered = json.loads(json.dumps(log))
-    tampered["events"][bot_roll]["dice"][2] = tampered["events"][bot_roll]["dice"][2] % 6 + 1
-    page.route(f"**/v1/games/{game_id}/log",
-               lambda route: route.fulfill(status=200, content_type="application/json", body=json.dumps(tampered)))
-    page.reload()
-    page.wait_for_selector("#fairness[data-verdict=fail]", timeout=20_000)
-    assert "Verification failed" in page.inner_text("#verify-summary")
-    assert page.locator("#verify-report [data-check='roll.dice'].bad").count() == 1
-    detail = page.inner_text("#verify-report [data-check='roll.dice'] .detail")
-    die = log["events"][bot_roll]["dice"][2]
-    assert f"event {bot_roll}, dice[2]: expected {die}, found {die % 6 + 1}" in detail, detail
-    assert page.locator(f"#verify-report .roll.bad[data-event='{bot_roll}']").count() == 1
-    assert page.locator("#verify-report .roll.bad").count() == 1
-    # ... and the log departs from the move receipts the page kept from the moment that roll was answered
-    assert page.locator("#verify-report [data-check='receipt.chain'].bad").count() == 1
-    page.unroute(f"**/v1/games/{game_id}/log")
-
-    # pasting a log into "Verify a log" gives the same verdicts
-    page.click("#nav-verify")
-    page.fill("#verify-paste", json.dumps(tampered))
-    page.click("#verify-run")
-    page.wait_for_selector("#verify-dialog[data-verdict=fail]")
-    page.fill("#verify-paste", json.dumps(log))
-    page.click("#verify-run")
-    page.wait_for_selector("#verify-dialog[data-verdict=pass]")
-    page.keyboard.press("Escape")
+    check_the_verification_shown(page, log, final, commitment, my_seed)
+    check_the_result(page, final)
+    check_the_rolls_list_scrolls_by_keys(page)
+    receipt, moves = check_the_receipts(page, game_id, log, commitment, my_seed)
+    check_the_downloads_pass_fairdice_verify(page, site, tmp_path, log, receipt, moves)
+    check_a_reload_and_the_language_switch(page)
+    tampered = check_a_tampered_log_fails_on_its_roll(page, game_id, log)
+    check_pasted_logs_get_the_same_verdicts(page, tampered, log)
     page.context.close()
 
 
@@ -566,46 +721,32 @@ def test_a_short_game_on_the_other_screens(site, browser, watch, device, lang):
     phone = device == "phone"
     opts = dict(TOUCH) if phone else {"reduced_motion": "reduce"}
     page = new_page(browser, watch, PHONE if phone else DESKTOP, locale="zh-CN" if lang == "zh" else "en-US", **opts)
-    in_language = assert_all_chinese if lang == "zh" else assert_all_english
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
-    in_language(page, "lobby")
-    axe_clean(page, f"lobby, {lang}, {device}")
-    shot(page, f"lobby-{device}-{lang}.png", full_page=not phone)
-    for testid in ("rules-yacht", "bot-ev"):
-        press(page, page.get_by_test_id(testid), phone)
-    press(page, page.locator("input[name=first][value=me]"), phone)
-    press(page, page.get_by_test_id("create-game"), phone)
-    page.wait_for_selector("#commit-card:not([hidden])")
-    press(page, page.get_by_test_id("start-game"), phone)
-    page.wait_for_selector("#game:not([hidden])")
+    open_the_lobby(page, site)
+    check_the_screen(page, "lobby", lang, device, full_page=not phone)
+    start_yacht_against_ev(page, first="me", touch=phone)
     wait_my_turn_or_end(page)
     roll(page, touch=phone)
     press(page, page.locator("[data-testid=die]").nth(0), phone)
     if phone:
         assert_turn_on_one_screen(page, "en phone")
-    in_language(page, "game")
-    axe_clean(page, f"game, {lang}, {device}")
-    shot(page, f"game-{device}-{lang}.png")
-    category, _ = max(picks(page), key=lambda o: o[1])
+    check_the_screen(page, "game", lang, device)
+    category, _ = best_box(picks(page))
     slow_down_for_the_bot(page)
     press(page, page.get_by_test_id(f"box-{category}"), phone)
     if page.locator("#confirm-dialog[open]").count():
         press(page, page.locator("#confirm-ok"), phone)
     page.wait_for_selector("#status[data-step^='1:']", timeout=30_000)
-    in_language(page, "bot turn")
+    IN_LANGUAGE[lang](page, "bot turn")
     shot(page, f"bot-turn-{device}-{lang}.png")
     speed_up(page)
     wait_my_turn_or_end(page)
     press(page, page.locator("#abandon-btn"), phone)
     page.wait_for_selector("#confirm-dialog[open]")
     press(page, page.locator("#confirm-ok"), phone)
-    page.wait_for_selector("#fairness[data-verdict=pass]", timeout=20_000)
+    wait_for_the_verdict(page, "pass")
     assert page.inner_text("#game-round") == ("Abandoned after 1 of 12 turns" if lang == "en" else "已放弃：完成了 1/12 回合")
     assert ("You abandoned the game." if lang == "en" else "你放弃了这局。") in page.inner_text("#result-sub")
-    in_language(page, "end")
-    axe_clean(page, f"end, {lang}, {device}")
-    shot(page, f"end-{device}-{lang}.png", full_page=True)
+    check_the_screen(page, "end", lang, device, full_page=True)
     if not phone:  # reduced motion: no die tumbled, nothing was animating whenever the status line changed
         statuses = page.evaluate("window.__statuses")
         assert page.evaluate("window.__tumbled") == 0
@@ -618,8 +759,7 @@ def test_a_turn_fits_one_phone_screen(site, browser, watch, name, viewport):
     """Yatzy (15 boxes, the largest card) at 390x844, 320x568 and held sideways at 844x390: after every roll
     the dice, the roll button and every open box are on the screen without scrolling; controls are 44 px."""
     page = new_page(browser, watch, viewport, locale="en-US", **TOUCH)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     assert_touch_targets(page, f"lobby {name}")
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
     page.get_by_test_id("rules-yatzy").tap()
@@ -645,8 +785,7 @@ def test_a_refused_seed_is_resent_unchanged(site, browser, watch):
     """Grinding by refusal: a server that answers "try again" until a client seed suits it. The page sends the
     very seed of its receipt each time, and the seed cannot be edited once it went out."""
     page = new_page(browser, watch)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     page.get_by_test_id("rules-yacht").check(force=True)
     page.get_by_test_id("bot-solo").check(force=True)
     page.fill("#client-seed", "my one and only seed")
@@ -727,8 +866,7 @@ def test_verify_dialog_says_what_is_not_a_log(site, browser, watch, tmp_path):
     """Text, JSON, an image or a receipt given to "Verify a log": a sentence that says what it is, in the
     page's language; never a script error."""
     page = new_page(browser, watch)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     page.click("#nav-verify")
     page.wait_for_selector("#verify-dialog[open]")
 
@@ -796,8 +934,7 @@ def test_the_optimal_bots_warm_up_is_shown_and_retried_after_retry_after(site, b
         route.fulfill(status=503, headers={"Retry-After": "3"}, content_type="application/problem+json", body=json.dumps(body))
 
     page.route("**/v1/games", lambda route: warming_once(route) if route.request.method == "POST" else route.continue_())
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     page.get_by_test_id("rules-yacht").check(force=True)
     page.get_by_test_id("bot-optimal").check(force=True)
     page.get_by_test_id("create-game").click()
@@ -917,8 +1054,7 @@ def test_a_forged_log_fails_in_chinese_words(site, browser, watch):
     cases = {c["name"]: c for c in json.loads((VECTORS / "forged" / "index.json").read_text())["cases"]}
     keys = [k["public_key"] for k in api_get(site, "/v1/keys")["keys"]]  # what the page holds logs to
     page = new_page(browser, watch, PHONE, locale="zh-CN", **TOUCH)
-    page.goto(site + "/")
-    page.wait_for_selector("#lobby:not([hidden])")
+    open_the_lobby(page, site)
     page.locator("#nav-verify").tap()
     page.wait_for_selector("#verify-dialog[open]")
     for name in ZH_FAILURES:
