@@ -45,10 +45,12 @@ sys.path.insert(0, ROOT)
 
 import numpy as np  # noqa: E402
 
-from fairdice.bots import BOTS, policies, position_of, space  # noqa: E402
-from fairdice.edges import table_cache  # noqa: E402
+from fairdice.adapters import table_cache  # noqa: E402
+from fairdice.bots import policies, position_of, space  # noqa: E402
 from fairdice.game import Game, Setup  # noqa: E402
 from fairdice.rules import RULESETS  # noqa: E402
+
+BOTS = table_cache.bots()  # the optimal bot with this machine's cached tables (built there if missing)
 
 
 def cpu() -> tuple[float, int]:
@@ -137,7 +139,10 @@ def us(x: float) -> str:
 # does, and says the digest and the build's own CPU seconds (the clock starts after the imports).
 CHILD = """
 import json, sys, time
-from fairdice.edges import table_cache
+try:
+    from fairdice.adapters import table_cache
+except ImportError:  # a checkout from before fairdice.edges became fairdice.adapters (526c6de)
+    from fairdice.edges import table_cache
 start = time.process_time()
 info = table_cache.build_table(sys.argv[1], force=True, moments=sys.argv[2] == "moments")
 print(json.dumps({"sha256": info["sha256"], "build_cpu": time.process_time() - start}))
@@ -194,7 +199,6 @@ def main(argv=None) -> None:
         print(f"cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")
         compare_builds(args.against, args.rounds, args.moments)
         return
-    table_cache.install()
 
     print(f"cache: {table_cache.cache_dir()}   cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")
     print("\ntable load (from the disk cache, SHA-256 verified; built first if missing): CPU s")
