@@ -186,7 +186,8 @@ class StateSpace:
             totals = {0}
             for c, face in enumerate(self.faces):
                 if filled >> c & 1:
-                    totals = {min(self.threshold, t + face * k) for t in totals for k in range(DICE + 1)}
+                    totals = {self.rules.upper_after(t, face * k, self.threshold)[0]
+                              for t in totals for k in range(DICE + 1)}
             out[filled] = tuple(sorted(totals))
         return out
 
@@ -848,10 +849,10 @@ class Successors:
         box, add, flag_after = (np.array(column, dtype=np.int64) for column in zip(*rows))
         _, width, depth = states.shape
         uppers, flags = np.arange(width)[:, None, None], np.arange(depth)[None, :, None]
-        totals = np.minimum(states.threshold, uppers + add)  # (upper totals, 1, rows)
+        after, bonus = space.upper_arrays(states.rules, states.threshold)
+        totals = after[uppers, add]  # (upper totals, 1, rows)
         offsets = states.flat_index(1 << box, totals, np.where(flag_after < 0, flags, flag_after))
-        crossed = (uppers < states.threshold) & (totals >= states.threshold)
-        bonuses = np.where(crossed[:, 0], states.rules.upper_bonus * POINT, 0.0)
+        bonuses = bonus[uppers[:, 0], add] * POINT
         plain_row = tuple(rows.index(next(r for r in rows if r[0] == c and r[1] == 0)) for c in range(states.boxes))
         lower = tuple(c for c, face in enumerate(states.faces) if not face)
         categories = states.rules.categories
@@ -921,12 +922,6 @@ def last_roll_values(states: StateSpace, values: np.ndarray, state: tuple[int, i
     if joker_applies(states, state[0]):
         best[list(space.FIVE_ALIKE_ROLLS)] = forced_joker_values(states, successors, state)
     return best
-
-
-def state_turn(states: StateSpace, values: np.ndarray, state: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """7776 x each keep's value (462, space order) with one and with two rolls to come, for one state."""
-    one_left = keep_means(last_roll_values(states, values, state))
-    return one_left, keep_means(earlier_roll_values(one_left))
 
 
 def first_roll_value(two_left: np.ndarray) -> float:
