@@ -59,7 +59,7 @@ POINT = float(1 << POINT_BITS)  # one point, in table units
 OUTCOMES = 6 ** DICE  # 7776 equally likely throws of five dice
 EXACT_LIMIT = 2.0 ** 53 / OUTCOMES  # roll values (table units) below this keep every keep value exact
 BATCH = 192  # states a batch: enough to spread numpy's cost per call, few enough for the caches (192 took
-# 4% less CPU than 256 for yatzy and classic13, and as much for yacht, measured side by side)
+# 4% less CPU than 256 for the two larger rule sets, and as much for the smallest, measured side by side)
 ALIGN = 64  # bytes: work arrays start on a cache line (unaligned vector loads cost up to twice as much)
 # rows a gather moves at most (the keeps of four dice): the gathered rows, the batch's keeps and the rows
 # they are merged into then fit the core's own cache together (a gather of every roll at once does not)
