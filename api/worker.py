@@ -37,6 +37,7 @@ from gunicorn.http.body import Body, ChunkedReader
 from gunicorn.http.wsgi import Response, default_environ
 from gunicorn.workers.gthread import STOP_KEEPALIVE_LINGER, TConn, ThreadWorker
 
+from .clock import SecondStamp
 from .config import settings
 from .errors import ServiceError
 
@@ -244,17 +245,9 @@ class SettledConfig:
         return value
 
 
-_date: tuple[int, str] = (0, "")  # (second, its HTTP date): replaced whole, so threads read it without a lock
-
-
-def http_date() -> str:
-    """The Date header's value (RFC 9110 section 5.6.7), formatted once a second (gunicorn formats it for every
-    answer through email.utils)."""
-    global _date
-    second = int(time.time())
-    if _date[0] != second:
-        _date = (second, time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime(second)))
-    return _date[1]
+# The Date header's value (RFC 9110 section 5.6.7), formatted once a second (gunicorn formats it for every answer
+# through email.utils).
+http_date = SecondStamp("%a, %d %b %Y %H:%M:%S GMT")
 
 
 class OneWriteResponse(Response):

@@ -14,12 +14,12 @@ import abc
 import json
 import logging
 import os
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
+from ..clock import SecondStamp
 from ..errors import RefusalError, ServiceError
 
 SCHEMA_VERSION = 2  # 2: games.client, rate_limits, indexes for timeouts, quotas and pruning
@@ -337,16 +337,8 @@ def redacted(url: str) -> str:
     return urlunsplit(parts._replace(query=urlencode(query, safe="*")))
 
 
-_stamp = (0, "")  # (a second, its stamp): every write is stamped, and one strftime a second will do
-
-
-def now() -> str:
-    """This second in UTC, as the stores write it (2026-12-01T12:00:00Z)."""
-    global _stamp
-    second = int(time.time())
-    if _stamp[0] != second:
-        _stamp = (second, time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(second)))
-    return _stamp[1]
+# This second in UTC, as the stores write it (2026-12-01T12:00:00Z): every write is stamped.
+now = SecondStamp("%Y-%m-%dT%H:%M:%SZ")
 
 
 _ENCODE = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode  # json.dumps(**kw) builds one per call
