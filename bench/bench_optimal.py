@@ -6,6 +6,7 @@
     python bench/bench_optimal.py --no-build --repeats 31   # steadier decision figures
     git worktree add /tmp/before 526c6de            # (or any checkout of the code to compare with)
     python bench/bench_optimal.py --against /tmp/before --rounds 5   # builds only: before and after
+    python bench/bench_optimal.py --against /tmp/before --numpy-walks  # after twice: compiled walks and numpy's
 
 The machine may be shared and busy, so times are CPU time (user + system, this process and its children),
 not wall time, and each is also given as a ratio to a baseline taken in the same run:
@@ -24,7 +25,9 @@ not wall time, and each is also given as a ratio to a baseline taken in the same
   this checkout and by DIR, in fresh processes taking turns (which one goes first alternates), `--rounds`
   times each; the best of the rounds of each, as the build's own CPU and as the whole process's
   (interpreter, imports, table file), their ratio after / before, and whether both digests are the
-  manifest's.
+  manifest's.  With `--numpy-walks`, this checkout also builds with numpy's walks (`compiled_walks=False`) in
+  the same turns: the compiled walks' gain next to the same baseline.  The "after" column uses the compiled
+  walks when they are built (`programme.COMPILED_WALKS`, printed).
 """
 
 from __future__ import annotations
@@ -143,18 +146,22 @@ try:
     from fairdice.adapters import table_cache
 except ImportError:  # a checkout from before fairdice.edges became fairdice.adapters (526c6de)
     from fairdice.edges import table_cache
+if sys.argv[3] == "numpy":  # this checkout with numpy's walks, passed to every solve the build makes
+    import functools
+    from fairdice.bots.optimal import programme
+    programme.solve = functools.partial(programme.solve, compiled_walks=False)
 start = time.process_time()
 info = table_cache.build_table(sys.argv[1], force=True, moments=sys.argv[2] == "moments")
 print(json.dumps({"sha256": info["sha256"], "build_cpu": time.process_time() - start}))
 """
 
 
-def child_build(checkout: str, rules_id: str, moments: bool) -> dict:
+def child_build(checkout: str, rules_id: str, moments: bool, walks: str = "default") -> dict:
     """Build a table in a fresh process run in `checkout` (so that it imports that checkout's fairdice):
     its digest, the build's CPU seconds and the whole process's (user + system)."""
     with tempfile.TemporaryDirectory(prefix="fairdice-bench-") as cache:
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        done = subprocess.run([sys.executable, "-c", CHILD, rules_id, "moments" if moments else "values"],
+        done = subprocess.run([sys.executable, "-c", CHILD, rules_id, "moments" if moments else "values", walks],
                               cwd=checkout, env={**os.environ, "FAIRDICE_CACHE_DIR": cache, "PYTHONPATH": ""},
                               capture_output=True, text=True, check=True)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -163,26 +170,34 @@ def child_build(checkout: str, rules_id: str, moments: bool) -> dict:
     return result
 
 
-def compare_builds(against: str, rounds: int, moments: bool) -> None:
-    """Builds by this checkout and by `against`, taking turns; best of `rounds` each, and the ratios."""
-    checkouts = {"before": os.path.abspath(against), "after": os.path.abspath(ROOT)}
-    print(f"\ntable build, {rounds} rounds taking turns (before: {checkouts['before']}, after: this checkout):"
-          " CPU s, best of the rounds")
+def compare_builds(against: str, rounds: int, moments: bool, numpy_walks: bool = False) -> None:
+    """Builds by this checkout and by `against`, taking turns; best of `rounds` each, and the ratios (with
+    `numpy_walks`, this checkout's build with numpy's walks too, "numpy", in the same turns)."""
+    from fairdice.bots.optimal import programme
+    checkouts = {"before": os.path.abspath(against), "after": os.path.abspath(ROOT), "numpy": os.path.abspath(ROOT)}
+    order = ("before", "after", "numpy") if numpy_walks else ("before", "after")
+    print(f"\ntable build, {rounds} rounds taking turns (before: {checkouts['before']}, after: this checkout,"
+          f" compiled walks: {programme.COMPILED_WALKS}): CPU s, best of the rounds")
     print(f"  {'':10s} {'the build alone':^22s}   {'the whole process':^22s}")
     print(f"  {'rules':10s} {'before':>7s} {'after':>7s} {'ratio':>6s}   {'before':>7s} {'after':>7s} {'ratio':>6s}"
           "  digests")
     for rid in RULESETS:
-        runs = {"before": [], "after": []}
+        runs = {which: [] for which in order}
         for round_ in range(rounds):
-            for which in (("before", "after") if round_ % 2 == 0 else ("after", "before")):
-                runs[which].append(child_build(checkouts[which], rid, moments))
+            for which in order[round_ % len(order):] + order[:round_ % len(order)]:  # who goes first rotates
+                runs[which].append(child_build(checkouts[which], rid, moments,
+                                               "numpy" if which == "numpy" else "default"))
         best = {which: {key: min(r[key] for r in done) for key in ("build_cpu", "process_cpu")}
                 for which, done in runs.items()}
         expected = table_cache.table_format.expected_digest(rid)
         same = all(r["sha256"] == expected for done in runs.values() for r in done)
         figures = [f"{best['before'][key]:7.2f} {best['after'][key]:7.2f} {best['after'][key] / best['before'][key]:6.2f}"
                    for key in ("build_cpu", "process_cpu")]
-        print(f"  {rid:10s} {figures[0]}   {figures[1]}  {'both the manifest' if same else 'DIFFER'}")
+        print(f"  {rid:10s} {figures[0]}   {figures[1]}  {'all the manifest' if same else 'DIFFER'}")
+        if numpy_walks:
+            figures = [f"{best['before'][key]:7.2f} {best['numpy'][key]:7.2f} {best['numpy'][key] / best['before'][key]:6.2f}"
+                       for key in ("build_cpu", "process_cpu")]
+            print(f"  {'  numpy':10s} {figures[0]}   {figures[1]}  (this checkout, numpy's walks)")
 
 
 def main(argv=None) -> None:
@@ -194,10 +209,12 @@ def main(argv=None) -> None:
     ap.add_argument("--repeats", type=int, default=15, help="loops over the positions per decision figure")
     ap.add_argument("--against", metavar="DIR", help="only compare the builds with those of the checkout in DIR")
     ap.add_argument("--rounds", type=int, default=3, help="with --against: builds per checkout and rule set")
+    ap.add_argument("--numpy-walks", action="store_true",
+                    help="with --against: this checkout builds with numpy's walks too (compiled_walks=False)")
     args = ap.parse_args(argv)
     if args.against:
         print(f"cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")
-        compare_builds(args.against, args.rounds, args.moments)
+        compare_builds(args.against, args.rounds, args.moments, args.numpy_walks)
         return
 
     print(f"cache: {table_cache.cache_dir()}   cpus: {os.cpu_count()}   load average: {os.getloadavg()[0]:.2f}")

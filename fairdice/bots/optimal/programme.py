@@ -54,6 +54,12 @@ import numpy as np
 from ...rules import DICE, FACES, UPPER_BONUS_THRESHOLD, RuleSet, Upper, counts_of
 from .. import space
 
+try:  # the walks compiled (setup.py builds them where a C compiler is): the same bits, a few times faster
+    from . import _walks
+except ImportError:  # built without a compiler: numpy's walks, the reference
+    _walks = None
+COMPILED_WALKS = _walks is not None  # the kernel's default: the compiled walks when they are built
+
 POINT_BITS = 29
 POINT = float(1 << POINT_BITS)  # one point, in table units
 OUTCOMES = 6 ** DICE  # 7776 equally likely throws of five dice
@@ -366,11 +372,16 @@ class TurnKernel:
 
     `values` (and `second_moments`, when given) are the tables being filled, contiguous: a batch reads
     the states after it, which must be solved already, and writes its own states and their copies.
+    `compiled_walks`: the values' lattice walks by the C extension `_walks` (the default when it is built)
+    rather than numpy's `_Walks`, their reference; the same bits (tests/unit/test_optimal_kernel.py).
     """
 
     def __init__(self, states: StateSpace, values: np.ndarray, second_moments: np.ndarray | None = None,
-                 width: int = BATCH):
-        self.states, self.width = states, width
+                 width: int = BATCH, compiled_walks: bool = COMPILED_WALKS):
+        if compiled_walks and not COMPILED_WALKS:
+            raise ImportError("the compiled walks (fairdice.bots.optimal._walks) are not built: install with a "
+                              "C compiler, or solve with compiled_walks=False")
+        self.states, self.width, self.compiled_walks = states, width, compiled_walks
         self.values, self.second_moments = values, second_moments
         self._flat_values = values.reshape(-1)
         self._flat_moments = second_moments.reshape(-1) if second_moments is not None else None
@@ -565,6 +576,7 @@ class _ValuePath:
         self._candidates = _Candidates.of(self.states)
         self._plans: dict[int, _BestBoxPlan] = {}
         self._walk_views: dict[int, _Walks] = {}
+        self._compiled = kernel.compiled_walks
         if self.states.most_points * POINT >= EXACT_LIMIT:
             raise FloatingPointError("the rule set's points are out of the exact range")
         scoring = (self.states.scores > 0).sum(axis=0)
@@ -587,6 +599,10 @@ class _ValuePath:
                     self._buffers.view("best", b))
         if plan.joker is not None:
             self._forced_joker(plan.joker, masks, flags, future, rolls)
+        if self._compiled:  # both walks and the mean in C, into the same work arrays
+            value = self._buffers.view("value", b)[0]
+            _walks.walks(self._buffers.view("keeps", b), value, *_COMPILED_LATTICE)
+            return value, None
         for _ in range(2):  # after the second roll, then after the first
             walks.one_roll_earlier()
         return self._mean(rolls, b), None
@@ -689,6 +705,28 @@ def _completion_counts(top: int) -> np.ndarray:
 _SMALL_COUNTS = _completion_counts(SMALL)
 
 
+def _compiled_lattice() -> tuple[np.ndarray, ...]:
+    """LATTICE as the compiled walks (`_walks.c`) read it, in kernel rows: each keep's six children (face
+    order, as `_Walks` adds them), each keep's parents (row starts, then rows), 6^s for a keep of s dice,
+    and the rolls' ways.  The C checks every index before it uses one."""
+    children = np.empty((LATTICE.offsets[DICE], len(FACES)), dtype=np.int32)
+    for s in range(DICE):
+        for f, child in enumerate(LATTICE.children[s]):
+            children[LATTICE.size(s), f] = child + LATTICE.offsets[s + 1]
+    lists: list[list[int]] = [[] for _ in range(LATTICE.rows)]
+    for s in range(1, DICE + 1):
+        for parent in LATTICE.parents[s]:
+            for i, row in enumerate(parent.tolist()):
+                lists[LATTICE.offsets[s] + i].append(row + LATTICE.offsets[s - 1])
+    starts = np.cumsum([0] + [len(rows) for rows in lists]).astype(np.int32)
+    parents = np.array([row for rows in lists for row in rows], dtype=np.int32)
+    scales = np.repeat(6.0 ** np.arange(DICE), np.diff(LATTICE.offsets[:DICE + 1]))
+    return children, starts, parents, scales, _WAYS
+
+
+_COMPILED_LATTICE = _compiled_lattice() if COMPILED_WALKS else None
+
+
 class _Walks:
     """The two lattice walks of a turn for batches of one width, on the value path's work arrays: every
     view and index array they use prepared once, so that a batch only calls numpy (a few hundred calls,
@@ -749,15 +787,17 @@ class _Walks:
 
 # --- the whole programme ------------------------------------------------------------------------------
 
-def solve(states: StateSpace, moments: bool = False, *, width: int = BATCH) -> tuple[np.ndarray, np.ndarray | None]:
-    """Solve a rule set: (values, second moments or None).
+def solve(states: StateSpace, moments: bool = False, *, width: int = BATCH,
+          compiled_walks: bool = COMPILED_WALKS) -> tuple[np.ndarray, np.ndarray | None]:
+    """Solve a rule set: (values, second moments or None).  `compiled_walks`: the values' walks in C
+    (`TurnKernel`); the same bits either way.
 
     values: float64 holding integers (units 2^-29 point), shape (2^boxes, threshold + 1, flags); second
     moments in points^2.  Unreachable states hold 0.  (The table cache runs the same kernel over the
     same layers in several processes: `fairdice.adapters.table_cache.solve`.)"""
     values = np.zeros(states.shape)
     second = np.zeros(states.shape) if moments else None
-    kernel = TurnKernel(states, values, second, width=width)
+    kernel = TurnKernel(states, values, second, width=width, compiled_walks=compiled_walks)
     for layer in reversed(layers(states)):
         for lo, hi in layer.batches(width):
             kernel.solve_batch(layer, lo, hi)
